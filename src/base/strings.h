@@ -1,0 +1,27 @@
+// Small string helpers used across modules. All are allocation-free unless they return a
+// std::string.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace turnpike::base {
+
+constexpr char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+std::string ToLower(std::string_view s);
+std::string_view TrimWhitespace(std::string_view s);
+
+// Parses a non-negative decimal integer that fits in uint64_t; nullopt on any other input.
+std::optional<uint64_t> ParseUint(std::string_view s);
+
+// Parses nginx-style sizes: "1024", "8k", "10m", "1g" (case-insensitive suffix).
+std::optional<uint64_t> ParseSize(std::string_view s);
+
+// Parses nginx-style durations into seconds: "60", "60s", "500ms", "2m", "1h", "1d".
+std::optional<double> ParseDuration(std::string_view s);
+
+}  // namespace turnpike::base

@@ -1,0 +1,115 @@
+// Typed, validated configuration: what config/ produces from config.yaml and apisix.yaml.
+//
+// Plain structs with no runtime objects. Built on the control thread, then read-only.
+// Every item remembers where it came from so later stages can report precise errors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace turnpike::config {
+
+// A position in a source file (1-based line and column; 0 when unknown).
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  int col = 0;
+};
+
+// One problem found while loading: printed as `file:line:col: yaml.path: message`.
+struct ConfigError {
+  SourceLoc loc;
+  std::string path;  // YAML path, e.g. "routes[3].upstream.nodes"
+  std::string message;
+  std::string ToString() const;
+};
+
+// ---------------------------------------------------------------- config.yaml
+
+struct ListenAddr {
+  std::string ip = "0.0.0.0";
+  int port = 9080;
+};
+
+struct KeepalivePool {
+  int size = 320;              // idle connections kept per upstream node, per worker
+  double idle_timeout = 60;    // seconds
+  int requests = 1000;         // requests per connection before it is closed
+};
+
+struct GatewayConfig {
+  std::string file;                          // path of config.yaml as given
+  std::vector<ListenAddr> listen = {ListenAddr{}};  // apisix.node_listen
+  bool enable_ipv6 = true;                   // apisix.enable_ipv6 (also listen on [::])
+  bool enable_reuseport = true;              // apisix.enable_reuseport
+  bool enable_server_tokens = true;          // apisix.enable_server_tokens
+  bool show_upstream_status_in_response_header = false;
+  std::string role = "traditional";          // deployment.role
+  std::string config_provider;               // deployment.role_data_plane.config_provider
+  std::string routes_file;                   // resolved path of apisix.yaml (see loader.h)
+  int worker_processes = 0;                  // resolved: `auto` -> hardware threads, >= 1
+  double client_keepalive_timeout = 60;      // nginx_config.http.keepalive_timeout (s)
+  double client_header_timeout = 60;         // nginx_config.http.client_header_timeout (s)
+  double send_timeout = 10;                  // nginx_config.http.send_timeout (s)
+  uint64_t client_max_body_size = 0;         // bytes; 0 = unlimited
+  KeepalivePool upstream_keepalive;          // nginx_config.http.upstream.*
+  std::string error_log_level = "warn";      // nginx_config.error_log_level
+  std::string access_log;                    // nginx_config.http.access_log path; "" = off
+  bool enable_access_log = false;            // nginx_config.http.enable_access_log
+  double drain_timeout = 10;                 // turnpike.drain_timeout (s): graceful stop bound
+};
+
+// ---------------------------------------------------------------- apisix.yaml
+
+struct Timeout {
+  double connect = 60;  // seconds, > 0
+  double send = 60;
+  double read = 60;
+};
+
+struct NodeSpec {
+  std::string host;   // IP literal (IPv6 without brackets) or domain name
+  int port = 0;       // 1..65535 (map form without port: default for the scheme)
+  int weight = 1;     // >= 0
+  int priority = 0;
+};
+
+enum class PassHost { kPass, kNode, kRewrite };
+
+struct UpstreamSpec {
+  std::string id;                    // normalized to string; "" for inline upstreams
+  std::string type = "roundrobin";   // only roundrobin is implemented in this version
+  std::vector<NodeSpec> nodes;       // map form converted to list form
+  std::string scheme = "http";
+  std::optional<Timeout> timeout;
+  std::optional<int> retries;        // unset -> nodes - 1
+  double retry_timeout = 0;          // seconds, 0 = none
+  PassHost pass_host = PassHost::kPass;
+  std::string upstream_host;         // required when pass_host == kRewrite
+  std::optional<KeepalivePool> keepalive_pool;
+  SourceLoc loc;
+};
+
+struct RouteSpec {
+  std::string id;                    // normalized to string; arr_<n> when absent
+  std::string name;
+  std::vector<std::string> uris;     // `uri` folded into `uris`
+  std::vector<std::string> methods;  // validated against APISIX's enum; empty = any
+  std::vector<std::string> hosts;    // lowercased; `host` folded into `hosts`
+  int priority = 0;
+  int status = 1;                    // 0 = ignored by the router
+  std::optional<UpstreamSpec> upstream;  // inline upstream
+  std::string upstream_id;           // normalized to string; "" when absent
+  std::optional<Timeout> timeout;    // overrides the upstream's timeout
+  SourceLoc loc;
+};
+
+struct RoutesConfig {
+  std::string file;
+  std::vector<RouteSpec> routes;     // file order
+  std::vector<UpstreamSpec> upstreams;
+};
+
+}  // namespace turnpike::config

@@ -1,0 +1,37 @@
+// NodeSet: an immutable snapshot of the nodes of one upstream.
+//
+// Producers (static config today, discovery providers later) build a new NodeSet whenever
+// the content changes and never mutate a published one, so a worker detects a change by
+// comparing pointers. Shared read-only across threads.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace turnpike::upstream {
+
+struct Node {
+  std::string host;        // as configured (domain or IP literal, IPv6 without brackets)
+  uint16_t port = 0;
+  int weight = 1;
+  int priority = 0;
+  sockaddr_storage addr{};  // resolved address (filled by the producer)
+  socklen_t addr_len = 0;
+  std::string host_header;  // `host[:port]` for pass_host=node (port omitted when default)
+};
+
+struct NodeSet {
+  std::vector<Node> nodes;
+};
+
+using NodeSetConstSharedPtr = std::shared_ptr<const NodeSet>;
+
+// True when both sets have the same nodes (host, port, weight, priority, address) in order.
+bool SameNodes(const NodeSet& a, const NodeSet& b);
+
+}  // namespace turnpike::upstream

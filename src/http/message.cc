@@ -1,0 +1,86 @@
+#include "http/message.h"
+
+#include "base/strings.h"
+
+namespace turnpike::http {
+
+void RequestHead::Clear() {
+  method = base::Method::kOther;
+  method_name = {};
+  target = path = query = host = {};
+  version_minor = 1;
+  headers.clear();
+  framing = Framing::kNone;
+  content_length = 0;
+  keep_alive = true;
+  expect_continue = false;
+  connection_token_count = 0;
+}
+
+void ResponseHead::Clear() {
+  status = 0;
+  reason = {};
+  version_minor = 1;
+  headers.clear();
+  framing = Framing::kNone;
+  content_length = 0;
+  keep_alive = true;
+  connection_token_count = 0;
+}
+
+bool IsHopByHop(std::string_view name) {
+  using base::EqualsIgnoreCase;
+  switch (name.size()) {
+    case 2: return EqualsIgnoreCase(name, "te");
+    case 7: return EqualsIgnoreCase(name, "trailer") || EqualsIgnoreCase(name, "upgrade");
+    case 10: return EqualsIgnoreCase(name, "connection") || EqualsIgnoreCase(name, "keep-alive");
+    case 16: return EqualsIgnoreCase(name, "proxy-connection");
+    case 17: return EqualsIgnoreCase(name, "transfer-encoding");
+    default: return false;
+  }
+}
+
+bool IsListedIn(std::string_view name, const std::string_view* tokens, uint8_t count) {
+  for (uint8_t i = 0; i < count; ++i) {
+    if (base::EqualsIgnoreCase(name, tokens[i])) return true;
+  }
+  return false;
+}
+
+std::string_view ReasonPhrase(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 101: return "Switching Protocols";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 206: return "Partial Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Not Allowed";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Request Entity Too Large";
+    case 414: return "Request-URI Too Large";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Temporarily Unavailable";
+    case 504: return "Gateway Time-out";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
+  }
+}
+
+}  // namespace turnpike::http

@@ -1,0 +1,421 @@
+#include "proxy/client_connection.h"
+
+#include <arpa/inet.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <cstring>
+#include <ctime>
+
+#include "base/strings.h"
+#include "proxy/upstream_connection.h"
+
+namespace turnpike::proxy {
+namespace {
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr double kLingerSeconds = 2;
+
+void AppendUint(std::string* out, uint64_t v) {
+  char tmp[24];
+  auto [p, ec] = std::to_chars(tmp, tmp + sizeof(tmp), v);
+  out->append(tmp, p);
+}
+
+// Lowercases `raw` Host into `out`, without port ("Example.com:8080" -> "example.com",
+// "[::1]:80" -> "[::1]").
+void NormalizeHost(std::string_view raw, std::string* out) {
+  out->clear();
+  if (!raw.empty() && raw.front() == '[') {
+    size_t close = raw.find(']');
+    raw = raw.substr(0, close == std::string_view::npos ? raw.size() : close + 1);
+  } else {
+    size_t colon = raw.find(':');
+    if (colon != std::string_view::npos) raw = raw.substr(0, colon);
+  }
+  for (char c : raw) out->push_back(base::AsciiLower(c));
+}
+
+}  // namespace
+
+ClientConnection::ClientConnection(Worker* worker) : worker_(worker) {
+  buf_ = new char[kInitialBuffer];
+  cap_ = kInitialBuffer;
+}
+
+ClientConnection::~ClientConnection() { delete[] buf_; }
+
+ClientConnection* ClientConnection::Accept(Worker* worker, uv_stream_t* server) {
+  auto* c = new ClientConnection(worker);
+  uv_tcp_init(worker->loop(), &c->tcp_);
+  uv_timer_init(worker->loop(), &c->timer_);
+  c->tcp_.data = c;
+  c->timer_.data = c;
+  c->pending_closes_ = 2;
+  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->tcp_)) != 0) {
+    c->state_ = State::kClosed;
+    uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp_), &OnClose);
+    uv_close(reinterpret_cast<uv_handle_t*>(&c->timer_), &OnClose);
+    return nullptr;
+  }
+  uv_tcp_nodelay(&c->tcp_, 1);
+  sockaddr_storage ss{};
+  int len = sizeof(ss);
+  if (uv_tcp_getpeername(&c->tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    if (ss.ss_family == AF_INET) {
+      uv_ip4_name(reinterpret_cast<sockaddr_in*>(&ss), c->peer_ip_, sizeof(c->peer_ip_));
+    } else {
+      uv_ip6_name(reinterpret_cast<sockaddr_in6*>(&ss), c->peer_ip_, sizeof(c->peer_ip_));
+    }
+  }
+  len = sizeof(ss);
+  if (uv_tcp_getsockname(&c->tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    c->local_port_ = ntohs(ss.ss_family == AF_INET
+                               ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                               : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  }
+  c->StartReading();
+  c->ArmTimer(worker->gateway().client_header_timeout);
+  return c;
+}
+
+// ---------------------------------------------------------------- lifetime
+
+void ClientConnection::Close() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosed;
+  if (up_ != nullptr) {
+    up_->Close();
+    up_ = nullptr;
+  }
+  snapshot_.reset();
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &OnClose);
+  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &OnClose);
+  worker_->OnClientClosed(this);
+}
+
+void ClientConnection::OnClose(uv_handle_t* h) {
+  auto* c = static_cast<ClientConnection*>(h->data);
+  if (--c->pending_closes_ == 0) delete c;
+}
+
+void ClientConnection::Drain() {
+  if (state_ == State::kReadingHead) {
+    Close();  // between requests (or mid-head): nothing in flight
+  } else {
+    keep_alive_ = false;  // answer the current request, then close
+  }
+}
+
+void ClientConnection::LingerAndClose() {
+  // Half-close and discard what the client still sends, so the response is not destroyed by
+  // a RST for unread data (nginx's lingering close).
+  state_ = State::kLingering;
+  begin_ = end_ = 0;
+  if (uv_shutdown(&shutdown_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &OnShutdown) != 0) {
+    Close();
+    return;
+  }
+  StartReading();
+  ArmTimer(kLingerSeconds);
+}
+
+void ClientConnection::OnShutdown(uv_shutdown_t* req, int status) {
+  auto* c = static_cast<ClientConnection*>(req->handle->data);
+  if (status < 0 && c->state_ != State::kClosed) c->Close();
+}
+
+// ---------------------------------------------------------------- reading
+
+void ClientConnection::StartReading() {
+  if (reading_ || state_ == State::kClosed) return;
+  reading_ = true;
+  uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &OnAlloc, &OnRead);
+}
+
+void ClientConnection::StopReading() {
+  if (!reading_) return;
+  reading_ = false;
+  uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+}
+
+void ClientConnection::ArmTimer(double seconds) {
+  uv_timer_start(&timer_, &OnTimer, static_cast<uint64_t>(seconds * 1000), 0);
+}
+
+void ClientConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
+  auto* c = static_cast<ClientConnection*>(h->data);
+  if (c->state_ == State::kLingering) c->begin_ = c->end_ = 0;
+  if (c->begin_ == c->end_ && c->state_ == State::kReadingHead) c->begin_ = c->end_ = 0;
+  if (c->begin_ == c->end_ && c->state_ == State::kProxying) c->begin_ = c->end_ = c->head_end_;
+  buf->base = c->buf_ + c->end_;
+  buf->len = c->cap_ - c->end_;
+}
+
+void ClientConnection::OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t*) {
+  auto* c = static_cast<ClientConnection*>(s->data);
+  if (c->state_ == State::kClosed) return;
+  if (nread > 0) {
+    c->end_ += static_cast<size_t>(nread);
+    c->OnData();
+    return;
+  }
+  if (nread == 0) return;
+  if (nread == UV_ENOBUFS) {  // buffer full: wait for the consumer
+    c->StopReading();
+    return;
+  }
+  // EOF or error: the client is gone (mid-exchange this aborts the upstream side too).
+  c->Close();
+}
+
+void ClientConnection::OnData() {
+  switch (state_) {
+    case State::kReadingHead:
+      ProcessHead();
+      break;
+    case State::kProxying:
+      ForwardRequestBody();
+      break;
+    case State::kLingering:
+      begin_ = end_ = 0;
+      break;
+    default:
+      StopReading();  // not expecting input now; it stays buffered
+      break;
+  }
+}
+
+void ClientConnection::Compact() {
+  if (begin_ == 0) return;
+  std::memmove(buf_, buf_ + begin_, end_ - begin_);
+  end_ -= begin_;
+  begin_ = 0;
+}
+
+bool ClientConnection::Grow(size_t new_cap) {
+  if (new_cap <= cap_) return false;
+  char* bigger = new char[new_cap];
+  std::memcpy(bigger, buf_ + begin_, end_ - begin_);
+  delete[] buf_;
+  buf_ = bigger;
+  end_ -= begin_;
+  begin_ = 0;
+  cap_ = new_cap;
+  return true;
+}
+
+void ClientConnection::ProcessHead() {
+  std::string_view data(buf_ + begin_, end_ - begin_);
+  size_t head_len = http::FindHeadEnd(data, &scan_pos_);
+  size_t line_len = http::FirstLineLength(data);
+  if (line_len > kMaxRequestLine) {
+    keep_alive_ = false;
+    ReplyLocal(414, "");
+    return;
+  }
+  if (head_len == 0 ? data.size() > kMaxHead : head_len > kMaxHead) {
+    keep_alive_ = false;
+    ReplyLocal(431, "");
+    return;
+  }
+  if (head_len == 0) {
+    if (end_ == cap_) {
+      if (begin_ > 0) {
+        Compact();
+      } else {
+        Grow(kMaxHead + 16 * 1024);
+      }
+    }
+    StartReading();
+    ArmTimer(worker_->gateway().client_header_timeout);
+    return;
+  }
+  // Leave room after the head for streaming the body: the head's views must not move
+  // during the exchange.
+  constexpr size_t kMinBodyRoom = 8 * 1024;
+  if (begin_ + head_len + kMinBodyRoom > cap_) {
+    if (!Grow(head_len + kMinBodyRoom > kInitialBuffer ? head_len + 16 * 1024 : kInitialBuffer)) {
+      Compact();
+    }
+  }
+  HandleRequest(head_len);
+}
+
+// ---------------------------------------------------------------- one request
+
+void ClientConnection::HandleRequest(size_t head_len) {
+  StopReading();
+  uv_timer_stop(&timer_);
+  int err = parser_.ParseHead(buf_ + begin_, head_len, &req_);
+  begin_ += head_len;
+  head_end_ = begin_;
+  scan_pos_ = 0;
+  ++requests_;
+  worker_->mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
+  keep_alive_ = req_.keep_alive && !worker_->draining();
+  req_body_done_ = req_.framing == http::Framing::kNone;
+  attempts_ = 0;
+  if (err != 0) {
+    keep_alive_ = false;
+    req_body_done_ = true;  // unknown framing: nothing more is read
+    ReplyLocal(err, "");
+    return;
+  }
+  uint64_t max_body = worker_->gateway().client_max_body_size;
+  if (max_body != 0 && req_.framing == http::Framing::kContentLength &&
+      req_.content_length > max_body) {
+    keep_alive_ = false;
+    ReplyLocal(413, "");
+    return;
+  }
+  NormalizeHost(req_.host, &host_);
+  snapshot_ = worker_->snapshot();
+  uint32_t idx = snapshot_->table->Match(req_.method, host_, req_.path);
+  if (idx == router::RouteTable::kNoMatch) {
+    ReplyLocal(404, "404 Route Not Found");
+    return;
+  }
+  route_ = &snapshot_->routes[idx];
+  upstream_ = route_->upstream;
+  if (upstream_ == nullptr) {
+    ReplyLocal(route_->fail_status, "");
+    return;
+  }
+  if (upstream_->nodes->nodes.empty()) {
+    ReplyLocal(503, "");
+    return;
+  }
+  state_ = State::kProxying;
+  tried_.Clear();
+  stale_retry_used_ = false;
+  request_sent_ = false;
+  body_fed_ = false;
+  body_bytes_ = 0;
+  resp_head_parsed_ = resp_head_sent_ = resp_done_ = false;
+  resp_chunked_ = resp_close_delimited_ = false;
+  first_attempt_ms_ = uv_now(worker_->loop());
+  if (req_.expect_continue && !req_body_done_) {
+    uv_buf_t b = uv_buf_init(const_cast<char*>(kContinue.data()), kContinue.size());
+    uv_write(&continue_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &b, 1, &OnContinueWritten);
+  }
+  StartAttempt();
+}
+
+bool ClientConnection::SkipRequestBody() {
+  if (req_body_done_) return true;
+  http::BodyChunk r = parser_.FeedBody(buf_ + begin_, end_ - begin_, nullptr);
+  if (r.error) return false;
+  begin_ += r.consumed;
+  req_body_done_ = r.complete;
+  return r.complete;
+}
+
+void ClientConnection::ReplyLocal(int status, std::string_view message) {
+  state_ = State::kLocalReply;
+  if (!req_body_done_ && !SkipRequestBody()) keep_alive_ = false;
+  if (worker_->draining()) keep_alive_ = false;
+  std::string_view reason = http::ReasonPhrase(status);
+  out_.clear();
+  out_.append("HTTP/1.1 ");
+  AppendUint(&out_, static_cast<uint64_t>(status));
+  out_.push_back(' ');
+  out_.append(reason);
+  out_.append("\r\nDate: ");
+  out_.append(worker_->Date());
+  out_.append("\r\nContent-Type: application/json\r\nServer: turnpike/" TURNPIKE_VERSION "\r\n");
+  if (attempts_ > 0) {
+    out_.append("X-APISIX-Upstream-Status: ");
+    for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
+      if (i > 0) out_.append(", ");
+      AppendUint(&out_, attempt_status_[i]);
+    }
+    out_.append("\r\n");
+  }
+  if (!keep_alive_) {
+    out_.append("Connection: close\r\n");
+  } else if (req_.version_minor == 0) {
+    out_.append("Connection: keep-alive\r\n");
+  }
+  // Body: {"error_msg":"<message>"}\n ; default message "<status> <reason>".
+  size_t body_len = 16 + 3 + (message.empty() ? 4 + reason.size() : message.size());
+  out_.append("Content-Length: ");
+  AppendUint(&out_, body_len);
+  out_.append("\r\n\r\n");
+  if (req_.method != base::Method::kHead) {
+    out_.append("{\"error_msg\":\"");
+    if (message.empty()) {
+      AppendUint(&out_, static_cast<uint64_t>(status));
+      out_.push_back(' ');
+      out_.append(reason);
+    } else {
+      out_.append(message);
+    }
+    out_.append("\"}\n");
+  }
+  client_bufs_.clear();
+  client_bufs_.push_back(uv_buf_init(out_.data(), out_.size()));
+  WriteClient();
+}
+
+void ClientConnection::WriteClient() {
+  writing_ = true;
+  int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), client_bufs_.data(),
+                    static_cast<unsigned>(client_bufs_.size()), &OnWrite);
+  if (rc != 0) {
+    writing_ = false;
+    Close();
+    return;
+  }
+  ArmTimer(worker_->gateway().send_timeout);
+}
+
+void ClientConnection::OnWrite(uv_write_t* req, int status) {
+  auto* c = static_cast<ClientConnection*>(req->handle->data);
+  c->writing_ = false;
+  if (c->state_ == State::kClosed) return;
+  if (status < 0) {
+    c->Close();
+    return;
+  }
+  uv_timer_stop(&c->timer_);
+  if (c->state_ == State::kLocalReply) {
+    c->FinishExchange();
+  } else if (c->state_ == State::kProxying) {
+    c->OnResponseWritten();
+  }
+}
+
+void ClientConnection::OnContinueWritten(uv_write_t*, int) {}
+
+void ClientConnection::OnTimer(uv_timer_t* t) {
+  auto* c = static_cast<ClientConnection*>(t->data);
+  // Idle keep-alive, slow head, slow body, send timeout or linger end: all close.
+  c->Close();
+}
+
+void ClientConnection::FinishExchange() {
+  snapshot_.reset();
+  route_ = nullptr;
+  upstream_ = nullptr;
+  if (!keep_alive_ || worker_->draining()) {
+    LingerAndClose();
+    return;
+  }
+  NextRequest();
+}
+
+void ClientConnection::NextRequest() {
+  state_ = State::kReadingHead;
+  scan_pos_ = 0;
+  head_end_ = 0;
+  if (begin_ == end_) {
+    begin_ = end_ = 0;
+    StartReading();
+    ArmTimer(worker_->gateway().client_keepalive_timeout);
+    return;
+  }
+  ProcessHead();  // pipelined request already buffered
+}
+
+}  // namespace turnpike::proxy

@@ -1,0 +1,165 @@
+// ClientConnection: one downstream HTTP/1.1 connection and the exchange in progress on it.
+//
+// The life of a request (ARCHITECTURE.md): read the head, parse it (http/), match a route on
+// the pinned snapshot (router/), pick a node and an upstream connection (upstream/, pool),
+// then stream the request body up and the response down with back-pressure: while a write to
+// one side is in flight, reading from the other side is paused, and the bytes being written
+// stay in the reader's buffer (no copies). Requests on one connection are handled one at a
+// time, so pipelined responses come back in order.
+//
+// Worker thread only. Freed in its uv_close callback.
+#pragma once
+
+#include <uv.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http/message.h"
+#include "http/parser.h"
+#include "proxy/snapshot.h"
+#include "proxy/worker.h"
+#include "upstream/round_robin.h"
+
+namespace turnpike::proxy {
+
+class UpstreamConnection;
+
+class ClientConnection {
+ public:
+  static constexpr size_t kInitialBuffer = 16 * 1024;
+  static constexpr size_t kMaxRequestLine = 8 * 1024;   // longer: 414
+  static constexpr size_t kMaxHead = 32 * 1024;         // longer: 431
+
+  // Accepts a pending connection on `server`. Returns nullptr when accept fails.
+  static ClientConnection* Accept(Worker* worker, uv_stream_t* server);
+
+  // Drain: closes the connection if it is between requests, else after the current response.
+  void Drain();
+  // Closes at once (abort, or drain deadline passed).
+  void Close();
+
+  // ---- events from the upstream side (UpstreamConnection) ----
+  void OnUpstreamConnected(int status);
+  void OnUpstreamData();
+  void OnUpstreamEof(int status);
+  void OnUpstreamWritten(int status);
+  void OnUpstreamTimeout();
+
+  size_t worker_index = 0;  // position in the worker's client list (worker use only)
+
+ private:
+  enum class State : uint8_t {
+    kReadingHead,   // waiting for (the rest of) a request head
+    kProxying,      // exchange with an upstream in progress
+    kLocalReply,    // writing a response Turnpike generated itself
+    kLingering,     // response sent, discarding input before closing
+    kClosed,
+  };
+
+  explicit ClientConnection(Worker* worker);
+  ~ClientConnection();
+
+  // libuv callbacks
+  static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
+  static void OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
+  static void OnWrite(uv_write_t* req, int status);
+  static void OnContinueWritten(uv_write_t* req, int status);
+  static void OnTimer(uv_timer_t* t);
+  static void OnClose(uv_handle_t* h);
+  static void OnShutdown(uv_shutdown_t* req, int status);
+
+  // downstream side (client_connection.cc)
+  void StartReading();
+  void StopReading();
+  void ArmTimer(double seconds);
+  void OnData();
+  void ProcessHead();
+  void HandleRequest(size_t head_len);
+  bool SkipRequestBody();
+  void ReplyLocal(int status, std::string_view message);
+  void FinishExchange();
+  void NextRequest();
+  void LingerAndClose();
+  void WriteClient();
+  void Compact();
+  bool Grow(size_t new_cap);
+
+  // upstream side (forward.cc)
+  void StartAttempt();
+  void ConnectNode(bool fresh);
+  void SendRequestHead();
+  void EncodeRequestHead(std::string* out, const upstream::Node& node);
+  int AppendRequestBody();
+  void ForwardRequestBody();
+  void ProcessResponse();
+  void EncodeResponseHead();
+  void AppendResponseBody();
+  void OnResponseWritten();
+  void FailAttempt(int status, bool connect_phase);
+  void ReleaseUpstream(bool reusable);
+  void AbortExchange();
+
+  uv_tcp_t tcp_{};
+  uv_timer_t timer_{};
+  uv_write_t write_req_{};
+  uv_write_t continue_req_{};
+  uv_shutdown_t shutdown_req_{};
+  Worker* worker_;
+  State state_ = State::kReadingHead;
+  int pending_closes_ = 0;
+  bool reading_ = false;
+  bool writing_ = false;
+  bool close_after_write_ = false;
+
+  // Read buffer: unconsumed bytes are [begin_, end_).
+  char* buf_ = nullptr;
+  size_t cap_ = 0;
+  size_t begin_ = 0;
+  size_t end_ = 0;
+  size_t scan_pos_ = 0;
+  size_t head_end_ = 0;  // end of the current request head (its views must stay put)
+
+  char peer_ip_[48] = {};
+  uint16_t local_port_ = 0;
+  uint32_t requests_ = 0;
+
+  // ---- the current exchange ----
+  http::RequestParser parser_;
+  http::RequestHead req_;
+  std::string host_;  // lowercased Host without port (reused buffer)
+  SnapshotConstSharedPtr snapshot_;  // pinned for the whole exchange
+  const Route* route_ = nullptr;
+  const Upstream* upstream_ = nullptr;
+  uint32_t node_index_ = 0;
+  upstream::TriedSet tried_;
+  uint32_t attempts_ = 0;
+  std::array<uint16_t, 8> attempt_status_{};  // upstream status per attempt (502/504/...)
+  uint64_t first_attempt_ms_ = 0;
+  bool keep_alive_ = true;
+  UpstreamConnection* up_ = nullptr;
+  bool stale_retry_used_ = false;
+
+  bool request_sent_ = false;        // some of the request was written to an upstream
+  bool req_body_done_ = false;       // the whole request body was read from the client
+  bool body_fed_ = false;            // body bytes went to an upstream: no retry possible
+  uint64_t body_bytes_ = 0;          // request body bytes so far (client_max_body_size)
+  bool resp_head_parsed_ = false;
+  bool resp_head_sent_ = false;
+  bool resp_done_ = false;
+  bool resp_chunked_ = false;        // we re-chunk the body for the client
+  bool resp_close_delimited_ = false;  // HTTP/1.0 client: body ends at close
+
+  // Write scratch (capacity reused between requests: no allocation once warm).
+  std::string out_;                               // response head / local reply
+  std::vector<std::string_view> spans_;           // body spans from a parser
+  std::vector<uv_buf_t> client_bufs_;             // iovecs of the client write in flight
+  std::vector<uv_buf_t> up_bufs_;                 // iovecs of the upstream write in flight
+  std::vector<std::array<char, 20>> resp_chunk_heads_;  // "<hex>\r\n" per re-chunked span
+  std::vector<std::array<char, 20>> req_chunk_heads_;
+};
+
+}  // namespace turnpike::proxy

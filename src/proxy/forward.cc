@@ -1,0 +1,525 @@
+// The upstream half of ClientConnection: picking a node, connecting or reusing a pooled
+// connection, streaming the request up and the response down, retries and upstream errors.
+
+#include <charconv>
+#include <cstring>
+
+#include "base/strings.h"
+#include "proxy/client_connection.h"
+#include "proxy/upstream_connection.h"
+
+namespace turnpike::proxy {
+namespace {
+
+constexpr std::string_view kCrlf = "\r\n";
+constexpr std::string_view kLastChunk = "0\r\n\r\n";
+
+void AppendUint(std::string* out, uint64_t v) {
+  char tmp[24];
+  auto [p, ec] = std::to_chars(tmp, tmp + sizeof(tmp), v);
+  out->append(tmp, p);
+}
+
+void AppendHeader(std::string* out, std::string_view name, std::string_view value) {
+  out->append(name);
+  out->append(": ");
+  out->append(value);
+  out->append(kCrlf);
+}
+
+uv_buf_t Buf(std::string_view s) { return uv_buf_init(const_cast<char*>(s.data()), s.size()); }
+
+bool NameIs(std::string_view name, std::string_view lower) {
+  return name.size() == lower.size() && base::EqualsIgnoreCase(name, lower);
+}
+
+// nginx does not retry non-idempotent requests once they were sent.
+bool Idempotent(base::Method m) {
+  return m != base::Method::kPost && m != base::Method::kPatch && m != base::Method::kOther;
+}
+
+// Appends `spans` to `bufs`, framed as chunks when `chunked`; `heads` stores chunk sizes.
+void AppendSpans(const std::vector<std::string_view>& spans, bool chunked,
+                 std::vector<std::array<char, 20>>* heads, std::vector<uv_buf_t>* bufs) {
+  if (chunked && heads->size() < spans.size()) heads->resize(spans.size());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (spans[i].empty()) continue;
+    if (chunked) {
+      auto& h = (*heads)[i];
+      auto [p, ec] = std::to_chars(h.data(), h.data() + 16, spans[i].size(), 16);
+      *p++ = '\r';
+      *p++ = '\n';
+      bufs->push_back(uv_buf_init(h.data(), static_cast<unsigned>(p - h.data())));
+    }
+    bufs->push_back(Buf(spans[i]));
+    if (chunked) bufs->push_back(Buf(kCrlf));
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- attempts
+
+void ClientConnection::StartAttempt() {
+  if (attempts_ > 0 && upstream_->retry_timeout > 0 &&
+      uv_now(worker_->loop()) - first_attempt_ms_ > upstream_->retry_timeout * 1000) {
+    ReplyLocal(502, "");
+    return;
+  }
+  uint32_t i = worker_->PickNode(*upstream_, tried_);
+  if (i == upstream::RoundRobinPicker::kNone) {
+    ReplyLocal(attempts_ > 0 ? attempt_status_[std::min<size_t>(attempts_, 8) - 1] : 502, "");
+    return;
+  }
+  tried_.Add(i);
+  node_index_ = i;
+  if (attempts_ < attempt_status_.size()) attempt_status_[attempts_] = 0;
+  ++attempts_;
+  ConnectNode(/*fresh=*/false);
+}
+
+void ClientConnection::ConnectNode(bool fresh) {
+  const upstream::Node& node = upstream_->nodes->nodes[node_index_];
+  PoolKey key;
+  std::memcpy(&key.addr, &node.addr, node.addr_len);
+  key.len = node.addr_len;
+  if (!fresh) up_ = worker_->TakeIdle(key);
+  if (up_ != nullptr) {
+    up_->Attach(this);
+    SendRequestHead();
+    return;
+  }
+  const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+  up_ = UpstreamConnection::Connect(worker_, key, this, t.connect);
+  if (up_ == nullptr) FailAttempt(502, /*connect_phase=*/true);
+}
+
+void ClientConnection::OnUpstreamConnected(int status) {
+  if (status < 0) {
+    FailAttempt(status == UV_ETIMEDOUT ? 504 : 502, /*connect_phase=*/true);
+    return;
+  }
+  SendRequestHead();
+}
+
+void ClientConnection::FailAttempt(int status, bool connect_phase) {
+  if (attempts_ > 0 && attempts_ <= attempt_status_.size()) attempt_status_[attempts_ - 1] = status;
+  bool stale = up_ != nullptr && up_->reused() && !connect_phase;
+  if (up_ != nullptr) {
+    up_->Close();
+    up_ = nullptr;
+  }
+  if (resp_head_sent_) {  // the client already has part of a response: nothing to recover
+    Close();
+    return;
+  }
+  bool can_retry = !body_fed_ && (connect_phase || !request_sent_ || Idempotent(req_.method));
+  if (can_retry && stale && !stale_retry_used_) {
+    // A pooled connection the node had already closed: not the node's fault, so retry the
+    // same node on a fresh connection without counting an attempt.
+    stale_retry_used_ = true;
+    request_sent_ = false;
+    ConnectNode(/*fresh=*/true);
+    return;
+  }
+  if (can_retry && attempts_ <= static_cast<uint32_t>(upstream_->retries)) {
+    StartAttempt();
+    return;
+  }
+  ReplyLocal(status, "");
+}
+
+void ClientConnection::ReleaseUpstream(bool reusable) {
+  if (up_ == nullptr) return;
+  UpstreamConnection* up = up_;
+  up_ = nullptr;
+  const config::KeepalivePool& pool = upstream_->keepalive;
+  if (reusable && up->pending().empty() && up->requests() < static_cast<uint32_t>(pool.requests)) {
+    up->Detach();
+    if (worker_->PutIdle(up, static_cast<size_t>(pool.size), pool.idle_timeout)) return;
+  }
+  up->Close();
+}
+
+// ---------------------------------------------------------------- request upstream
+
+void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node& node) {
+  out->clear();
+  out->append(req_.method_name);
+  out->push_back(' ');
+  if (!req_.target.empty() && req_.target[0] == '/') {
+    out->append(req_.target);
+  } else {  // absolute-form or '*': send origin-form
+    out->append(req_.path);
+    if (!req_.query.empty()) {
+      out->push_back('?');
+      out->append(req_.query);
+    }
+  }
+  out->append(" HTTP/1.1\r\nHost: ");
+  switch (upstream_->pass_host) {
+    case config::PassHost::kPass: out->append(req_.host.empty() ? host_ : req_.host); break;
+    case config::PassHost::kNode: out->append(node.host_header); break;
+    case config::PassHost::kRewrite: out->append(upstream_->upstream_host); break;
+  }
+  out->append(kCrlf);
+  std::string_view xff_first;
+  bool xff_many = false;
+  for (const http::Header& h : req_.headers) {
+    std::string_view n = h.name;
+    if (http::IsHopByHop(n) ||
+        http::IsListedIn(n, req_.connection_tokens, req_.connection_token_count)) {
+      continue;
+    }
+    switch (n.size()) {
+      case 4:
+        if (NameIs(n, "host")) continue;
+        break;
+      case 6:
+        if (NameIs(n, "expect")) continue;
+        break;
+      case 9:
+        if (NameIs(n, "x-real-ip") || NameIs(n, "forwarded")) continue;
+        break;
+      case 14:
+        if (NameIs(n, "content-length")) continue;
+        break;
+      case 15:
+        if (NameIs(n, "x-forwarded-for")) {
+          if (xff_first.empty()) {
+            xff_first = h.value;
+          } else {
+            xff_many = true;
+          }
+          continue;
+        }
+        break;
+      case 16:
+        if (NameIs(n, "x-forwarded-host") || NameIs(n, "x-forwarded-port")) continue;
+        break;
+      case 17:
+        if (NameIs(n, "x-forwarded-proto")) continue;
+        break;
+      default:
+        break;
+    }
+    AppendHeader(out, n, h.value);
+  }
+  AppendHeader(out, "X-Real-IP", peer_ip_);
+  out->append("X-Forwarded-For: ");
+  if (xff_many) {
+    for (const http::Header& h : req_.headers) {
+      if (NameIs(h.name, "x-forwarded-for")) {
+        out->append(h.value);
+        out->append(", ");
+      }
+    }
+  } else if (!xff_first.empty()) {
+    out->append(xff_first);
+    out->append(", ");
+  }
+  out->append(peer_ip_);
+  out->append("\r\nX-Forwarded-Proto: http\r\n");
+  AppendHeader(out, "X-Forwarded-Host", req_.host.empty() ? host_ : req_.host);
+  out->append("X-Forwarded-Port: ");
+  std::string_view host = req_.host;
+  size_t colon = host.rfind(':');
+  if (colon != std::string_view::npos && host.find(']', colon) == std::string_view::npos &&
+      colon + 1 < host.size()) {
+    out->append(host.substr(colon + 1));
+  } else {
+    AppendUint(out, local_port_);
+  }
+  out->append(kCrlf);
+  if (req_.framing == http::Framing::kContentLength) {
+    out->append("Content-Length: ");
+    AppendUint(out, req_.content_length);
+    out->append(kCrlf);
+  } else if (req_.framing == http::Framing::kChunked) {
+    out->append("Transfer-Encoding: chunked\r\n");
+  }
+  out->append(kCrlf);
+}
+
+void ClientConnection::SendRequestHead() {
+  const upstream::Node& node = upstream_->nodes->nodes[node_index_];
+  EncodeRequestHead(&up_->request_head(), node);
+  up_->CountRequest();
+  up_->parser().Reset(req_.method == base::Method::kHead);
+  *up_->scan_pos() = 0;
+  resp_head_parsed_ = false;
+  up_bufs_.clear();
+  up_bufs_.push_back(Buf(up_->request_head()));
+  int rc = AppendRequestBody();
+  if (rc != 0) {
+    up_->Close();
+    up_ = nullptr;
+    keep_alive_ = false;
+    ReplyLocal(rc, "");
+    return;
+  }
+  request_sent_ = true;
+  const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+  up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));
+  up_->ArmTimer(t.send);
+  up_->StartReading();
+}
+
+int ClientConnection::AppendRequestBody() {
+  if (req_body_done_) return 0;
+  spans_.clear();
+  http::BodyChunk r = parser_.FeedBody(buf_ + begin_, end_ - begin_, &spans_);
+  if (r.error) return 400;
+  begin_ += r.consumed;
+  for (std::string_view s : spans_) body_bytes_ += s.size();
+  if (!spans_.empty()) body_fed_ = true;
+  uint64_t max_body = worker_->gateway().client_max_body_size;
+  if (max_body != 0 && body_bytes_ > max_body) return 413;
+  bool chunked = req_.framing == http::Framing::kChunked;
+  AppendSpans(spans_, chunked, &req_chunk_heads_, &up_bufs_);
+  if (r.complete) {
+    req_body_done_ = true;
+    if (chunked) up_bufs_.push_back(Buf(kLastChunk));
+  }
+  return 0;
+}
+
+void ClientConnection::ForwardRequestBody() {
+  if (req_body_done_ || up_ == nullptr || !up_->connected() || up_->writing() || resp_done_) {
+    StopReading();  // keep it buffered (pipelined request, or waiting for the upstream)
+    return;
+  }
+  up_bufs_.clear();
+  int rc = AppendRequestBody();
+  if (rc != 0) {
+    if (resp_head_sent_) {
+      Close();
+    } else {
+      up_->Close();
+      up_ = nullptr;
+      keep_alive_ = false;
+      ReplyLocal(rc, "");
+    }
+    return;
+  }
+  if (up_bufs_.empty()) return;  // only framing bytes so far: read on
+  StopReading();
+  uv_timer_stop(&timer_);
+  const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+  up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));
+  up_->ArmTimer(t.send);
+}
+
+void ClientConnection::OnUpstreamWritten(int status) {
+  if (status < 0) {
+    if (resp_head_parsed_) {
+      // The node answered early and stopped reading our body; the response still flows.
+      return;
+    }
+    FailAttempt(502, /*connect_phase=*/false);
+    return;
+  }
+  if (resp_done_) return;
+  const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+  if (!req_body_done_) {
+    // More body to come from the client: the client's pace now, not the node's.
+    up_->StopTimer();
+    StartReading();
+    ArmTimer(worker_->gateway().client_header_timeout);
+    if (begin_ < end_) ForwardRequestBody();
+    return;
+  }
+  if (!resp_head_sent_ || !writing_) up_->ArmTimer(t.read);
+}
+
+// ---------------------------------------------------------------- response downstream
+
+void ClientConnection::OnUpstreamData() {
+  if (writing_) {  // back-pressure: the client has not taken the previous piece yet
+    up_->StopReading();
+    return;
+  }
+  ProcessResponse();
+}
+
+void ClientConnection::ProcessResponse() {
+  const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+  client_bufs_.clear();
+  while (!resp_head_parsed_) {
+    std::string_view data = up_->pending();
+    size_t head_len = http::FindHeadEnd(data, up_->scan_pos());
+    if (head_len == 0) {
+      if (up_->buffer_full()) FailAttempt(502, false);  // response head too large
+      else up_->ArmTimer(t.read);
+      return;
+    }
+    if (!up_->parser().ParseHead(data.data(), head_len, &up_->head())) {
+      FailAttempt(502, false);
+      return;
+    }
+    int status = up_->head().status;
+    if (status >= 100 && status < 200) {  // interim response: not forwarded
+      up_->Consume(head_len);
+      *up_->scan_pos() = 0;
+      up_->parser().Reset(req_.method == base::Method::kHead);
+      continue;
+    }
+    resp_head_parsed_ = true;
+    if (attempts_ > 0 && attempts_ <= attempt_status_.size()) {
+      attempt_status_[attempts_ - 1] = static_cast<uint16_t>(status);
+    }
+    EncodeResponseHead();
+    up_->Consume(head_len);
+    client_bufs_.push_back(Buf(out_));
+  }
+  AppendResponseBody();
+  if (state_ == State::kClosed) return;
+  if (!client_bufs_.empty()) {
+    resp_head_sent_ = true;
+    up_->StopReading();
+    up_->StopTimer();
+    WriteClient();
+    return;
+  }
+  if (resp_done_) {
+    OnResponseWritten();
+  } else {
+    up_->ArmTimer(t.read);
+  }
+}
+
+void ClientConnection::EncodeResponseHead() {
+  const http::ResponseHead& r = up_->head();
+  bool no_body = http::ResponseHasNoBody(r.status, req_.method == base::Method::kHead);
+  out_.clear();
+  out_.append("HTTP/1.1 ");
+  AppendUint(&out_, static_cast<uint64_t>(r.status));
+  out_.push_back(' ');
+  out_.append(r.reason.empty() ? http::ReasonPhrase(r.status) : r.reason);
+  out_.append("\r\nServer: turnpike/" TURNPIKE_VERSION "\r\n");
+  for (const http::Header& h : r.headers) {
+    std::string_view n = h.name;
+    if (http::IsHopByHop(n) || http::IsListedIn(n, r.connection_tokens, r.connection_token_count)) {
+      continue;
+    }
+    if (NameIs(n, "server")) continue;
+    if (!no_body && NameIs(n, "content-length")) continue;  // re-stated below
+    AppendHeader(&out_, n, h.value);
+  }
+  if (r.status >= 500 || worker_->gateway().show_upstream_status_in_response_header) {
+    out_.append("X-APISIX-Upstream-Status: ");
+    for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
+      if (i > 0) out_.append(", ");
+      AppendUint(&out_, attempt_status_[i]);
+    }
+    out_.append(kCrlf);
+  }
+  resp_chunked_ = resp_close_delimited_ = false;
+  if (!no_body) {
+    if (r.framing == http::Framing::kContentLength) {
+      out_.append("Content-Length: ");
+      AppendUint(&out_, r.content_length);
+      out_.append(kCrlf);
+    } else if (r.framing == http::Framing::kNone) {
+      out_.append("Content-Length: 0\r\n");
+    } else if (req_.version_minor >= 1) {
+      out_.append("Transfer-Encoding: chunked\r\n");
+      resp_chunked_ = true;
+    } else {
+      resp_close_delimited_ = true;
+      keep_alive_ = false;
+    }
+  }
+  if (!req_body_done_) keep_alive_ = false;  // the rest of the request body is not read
+  if (worker_->draining()) keep_alive_ = false;
+  if (!keep_alive_) {
+    out_.append("Connection: close\r\n");
+  } else if (req_.version_minor == 0) {
+    out_.append("Connection: keep-alive\r\n");
+  }
+  out_.append(kCrlf);
+}
+
+void ClientConnection::AppendResponseBody() {
+  std::string_view data = up_->pending();
+  if (resp_done_ || (data.empty() && !up_->parser().message_complete())) {
+    if (up_->parser().message_complete()) resp_done_ = true;
+    return;
+  }
+  spans_.clear();
+  http::BodyChunk r = up_->parser().FeedBody(data.data(), data.size(), &spans_);
+  if (r.error) {
+    if (resp_head_sent_ || !client_bufs_.empty()) {
+      // The head is out (or about to be): a broken body can only end the connection.
+      if (!resp_head_sent_) {
+        client_bufs_.clear();
+        FailAttempt(502, false);
+      } else {
+        Close();
+      }
+    } else {
+      FailAttempt(502, false);
+    }
+    return;
+  }
+  up_->Consume(r.consumed);
+  AppendSpans(spans_, resp_chunked_, &resp_chunk_heads_, &client_bufs_);
+  if (r.complete) {
+    resp_done_ = true;
+    if (resp_chunked_) client_bufs_.push_back(Buf(kLastChunk));
+  }
+}
+
+void ClientConnection::OnResponseWritten() {
+  if (!resp_done_) {
+    if (up_ == nullptr) {
+      Close();
+      return;
+    }
+    up_->StartReading();
+    const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+    up_->ArmTimer(t.read);
+    if (!up_->pending().empty()) ProcessResponse();
+    return;
+  }
+  bool reusable = up_ != nullptr && up_->head().keep_alive && req_body_done_ &&
+                  !resp_close_delimited_ && !up_->writing() && !worker_->draining();
+  ReleaseUpstream(reusable);
+  if (!req_body_done_) keep_alive_ = false;
+  FinishExchange();
+}
+
+void ClientConnection::OnUpstreamEof(int /*status*/) {
+  if (!resp_head_parsed_) {
+    FailAttempt(502, /*connect_phase=*/false);
+    return;
+  }
+  if (up_->parser().FinishAtEof()) {  // body delimited by close
+    resp_done_ = true;
+    up_->StopReading();
+    client_bufs_.clear();
+    if (resp_chunked_) client_bufs_.push_back(Buf(kLastChunk));
+    up_->Close();
+    up_ = nullptr;
+    if (!client_bufs_.empty()) {
+      WriteClient();
+    } else {
+      OnResponseWritten();
+    }
+    return;
+  }
+  Close();  // truncated response: the client sees the connection end
+}
+
+void ClientConnection::OnUpstreamTimeout() {
+  if (up_ == nullptr) return;
+  if (!up_->connected()) {
+    FailAttempt(504, /*connect_phase=*/true);
+  } else if (!resp_head_parsed_) {
+    FailAttempt(504, /*connect_phase=*/false);
+  } else {
+    Close();  // stalled in the middle of a response
+  }
+}
+
+}  // namespace turnpike::proxy

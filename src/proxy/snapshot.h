@@ -1,0 +1,65 @@
+// Snapshot: everything a worker needs to serve requests for one config version, compiled
+// from the typed config and published whole (latest wins).
+//
+// Built on the control thread by BuildSnapshot(), then immutable and shared by all workers.
+// A request pins the snapshot it started with, so a reload never changes it mid-flight.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/specs.h"
+#include "router/route_table.h"
+#include "upstream/node_set.h"
+
+namespace turnpike::proxy {
+
+// An upstream ready to use: resolved nodes and effective settings.
+struct Upstream {
+  std::string key;                        // "upstreams/<id>" or "routes/<id>" (inline)
+  upstream::NodeSetConstSharedPtr nodes;  // never null (may be empty)
+  config::Timeout timeout;                // effective (defaults applied)
+  int retries = 0;                        // effective: spec, else nodes - 1
+  double retry_timeout = 0;
+  config::PassHost pass_host = config::PassHost::kPass;
+  std::string upstream_host;
+  config::KeepalivePool keepalive;
+  uint32_t slot = 0;                      // dense index: per-worker state (pickers) by slot
+};
+
+struct Route {
+  std::string id;
+  const Upstream* upstream = nullptr;  // nullptr: answer `fail_status`
+  int fail_status = 0;                 // 502 (upstream_id not found) or 503 (no upstream)
+  bool has_timeout = false;
+  config::Timeout timeout;             // overrides the upstream's when has_timeout
+};
+
+struct Snapshot {
+  uint64_t version = 0;                          // increases with every published snapshot
+  router::RouteTableConstSharedPtr table;
+  std::vector<Route> routes;                     // indexed by the route table's payload
+  std::vector<std::unique_ptr<Upstream>> upstreams;  // indexed by Upstream::slot
+};
+
+using SnapshotConstSharedPtr = std::shared_ptr<const Snapshot>;
+
+struct BuildStats {
+  size_t routes = 0;
+  size_t upstreams = 0;
+  size_t nodes = 0;
+  size_t reused_node_sets = 0;  // node sets carried over unchanged from `previous`
+};
+
+// Control thread (may resolve node host names, which blocks). `previous` (may be null) lets
+// unchanged node sets keep their pointer, so workers keep their balancer state. Problems with
+// single nodes (unresolvable names) are appended to `warnings`.
+SnapshotConstSharedPtr BuildSnapshot(const config::GatewayConfig& gateway,
+                                     const config::RoutesConfig& routes,
+                                     const Snapshot* previous, uint64_t version,
+                                     std::vector<std::string>* warnings,
+                                     BuildStats* stats = nullptr);
+
+}  // namespace turnpike::proxy

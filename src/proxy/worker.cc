@@ -1,0 +1,213 @@
+#include "proxy/worker.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+
+#include "proxy/client_connection.h"
+#include "proxy/upstream_connection.h"
+
+namespace turnpike::proxy {
+
+bool PoolKey::operator==(const PoolKey& o) const {
+  return len == o.len && std::memcmp(&addr, &o.addr, len) == 0;
+}
+
+size_t PoolKeyHash::operator()(const PoolKey& k) const {
+  // FNV-1a over the address bytes: a handful of bytes, no allocation.
+  const auto* p = reinterpret_cast<const unsigned char*>(&k.addr);
+  uint64_t h = 1469598103934665603ull;
+  for (socklen_t i = 0; i < k.len; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return static_cast<size_t>(h);
+}
+
+Worker::Worker(int index, std::shared_ptr<const config::GatewayConfig> gateway,
+               std::vector<int> listen_fds)
+    : index_(index), gateway_(std::move(gateway)), listen_fds_(std::move(listen_fds)) {}
+
+Worker::~Worker() {
+  if (thread_.joinable()) thread_.join();
+  for (int fd : listen_fds_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void Worker::Start(SnapshotConstSharedPtr initial) {
+  // Everything the control thread may touch (async handle) exists before the thread runs.
+  uv_loop_init(&loop_);
+  uv_async_init(&loop_, &async_, &OnAsync);
+  async_.data = this;
+  for (int& fd : listen_fds_) {
+    auto tcp = std::make_unique<uv_tcp_t>();
+    uv_tcp_init(&loop_, tcp.get());
+    tcp->data = this;
+    if (uv_tcp_open(tcp.get(), fd) != 0 ||
+        uv_listen(reinterpret_cast<uv_stream_t*>(tcp.get()), 511, &OnConnection) != 0) {
+      spdlog::error("worker {}: cannot listen on fd {}", index_, fd);
+    }
+    fd = -1;  // owned by the handle now
+    listeners_.push_back(std::move(tcp));
+  }
+  slot_.Store(std::move(initial));
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Worker::Run() {
+  ApplySnapshot(slot_.Load());
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_loop_close(&loop_);
+}
+
+void Worker::Publish(SnapshotConstSharedPtr snapshot) {
+  slot_.Store(std::move(snapshot));
+  uv_async_send(&async_);
+}
+
+void Worker::Drain() {
+  drain_requested_.store(true, std::memory_order_release);
+  uv_async_send(&async_);
+}
+
+void Worker::Abort() {
+  abort_requested_.store(true, std::memory_order_release);
+  uv_async_send(&async_);
+}
+
+void Worker::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::OnAsync(uv_async_t* handle) {
+  auto* w = static_cast<Worker*>(handle->data);
+  if (w->finished_) return;
+  if (w->abort_requested_.load(std::memory_order_acquire)) {
+    w->CloseAll();
+    return;
+  }
+  if (w->drain_requested_.load(std::memory_order_acquire) && !w->draining_) w->BeginDrain();
+  if (w->finished_) return;
+  SnapshotConstSharedPtr next = w->slot_.Load();
+  if (next && next != w->snapshot_) w->ApplySnapshot(std::move(next));
+}
+
+void Worker::ApplySnapshot(SnapshotConstSharedPtr next) {
+  if (!next) return;
+  // Carry balancer state over for node sets that did not change (same pointer).
+  std::unordered_map<const upstream::NodeSet*, size_t> old_by_set;
+  for (size_t i = 0; i < pickers_.size(); ++i) {
+    if (pickers_[i].built_from() != nullptr) old_by_set.emplace(pickers_[i].built_from(), i);
+  }
+  std::vector<upstream::RoundRobinPicker> pickers(next->upstreams.size());
+  for (const auto& up : next->upstreams) {
+    auto it = old_by_set.find(up->nodes.get());
+    if (it != old_by_set.end()) pickers[up->slot] = std::move(pickers_[it->second]);
+  }
+  pickers_ = std::move(pickers);
+  snapshot_ = std::move(next);
+  stats_.snapshot_version.store(snapshot_->version, std::memory_order_relaxed);
+  ready_.store(true, std::memory_order_release);
+}
+
+std::string_view Worker::Date() { return date_.Get(std::time(nullptr)); }
+
+uint32_t Worker::PickNode(const Upstream& up, const upstream::TriedSet& tried) {
+  upstream::RoundRobinPicker& picker = pickers_[up.slot];
+  if (picker.built_from() != up.nodes.get()) picker.Build(up.nodes);
+  return picker.Pick(tried);
+}
+
+// ---------------------------------------------------------------- connections
+
+void Worker::OnConnection(uv_stream_t* server, int status) {
+  auto* w = static_cast<Worker*>(server->data);
+  if (status < 0 || w->draining_) return;
+  ClientConnection* c = ClientConnection::Accept(w, server);
+  if (c == nullptr) return;
+  c->worker_index = w->clients_.size();
+  w->clients_.push_back(c);
+  w->stats_.accepted.fetch_add(1, std::memory_order_relaxed);
+  w->stats_.active_connections.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Worker::OnClientClosed(ClientConnection* conn) {
+  size_t i = conn->worker_index;
+  if (i < clients_.size() && clients_[i] == conn) {
+    clients_[i] = clients_.back();
+    clients_[i]->worker_index = i;
+    clients_.pop_back();
+    stats_.active_connections.fetch_sub(1, std::memory_order_relaxed);
+  }
+  MaybeFinish();
+}
+
+void Worker::OnUpstreamClosed(UpstreamConnection*) {
+  --upstream_live_;
+  MaybeFinish();
+}
+
+UpstreamConnection* Worker::TakeIdle(const PoolKey& key) {
+  auto it = idle_.find(key);
+  if (it == idle_.end() || it->second.empty()) return nullptr;
+  UpstreamConnection* conn = it->second.back();
+  it->second.pop_back();
+  return conn;
+}
+
+bool Worker::PutIdle(UpstreamConnection* conn, size_t pool_size, double idle_timeout) {
+  if (draining_ || conn->closing()) return false;
+  std::vector<UpstreamConnection*>& list = idle_[conn->key()];
+  if (list.size() >= pool_size) return false;
+  conn->pool_index = list.size();
+  list.push_back(conn);
+  conn->StartReading();  // notice when the node closes it
+  conn->ArmTimer(idle_timeout);
+  return true;
+}
+
+void Worker::RemoveIdle(UpstreamConnection* conn) {
+  auto it = idle_.find(conn->key());
+  if (it == idle_.end()) return;
+  std::vector<UpstreamConnection*>& list = it->second;
+  size_t i = conn->pool_index;
+  if (i < list.size() && list[i] == conn) {
+    list[i] = list.back();
+    list[i]->pool_index = i;
+    list.pop_back();
+  }
+}
+
+// ---------------------------------------------------------------- shutdown
+
+void Worker::BeginDrain() {
+  draining_ = true;
+  for (auto& l : listeners_) {
+    uv_close(reinterpret_cast<uv_handle_t*>(l.get()), nullptr);
+  }
+  for (auto& [key, list] : idle_) {
+    std::vector<UpstreamConnection*> conns;
+    conns.swap(list);
+    for (UpstreamConnection* c : conns) c->Close();
+  }
+  std::vector<ClientConnection*> clients = clients_;
+  for (ClientConnection* c : clients) c->Drain();
+  MaybeFinish();
+}
+
+void Worker::CloseAll() {
+  if (!draining_) BeginDrain();
+  std::vector<ClientConnection*> clients = clients_;
+  for (ClientConnection* c : clients) c->Close();
+  MaybeFinish();
+}
+
+void Worker::MaybeFinish() {
+  if (!draining_ || finished_ || !clients_.empty()) return;
+  finished_ = true;
+  // In-flight upstream connections close with their clients; the loop ends when every
+  // handle has finished closing.
+  uv_close(reinterpret_cast<uv_handle_t*>(&async_), nullptr);
+}
+
+}  // namespace turnpike::proxy

@@ -1,0 +1,130 @@
+// Worker: one thread, one libuv loop, its own SO_REUSEPORT listeners, client connections,
+// upstream keep-alive pools and balancer pickers.
+//
+// Thread rules: the public methods marked "any thread" may be called from the control
+// thread; everything else runs on the worker's own loop. The worker reads config only from
+// the snapshots it is handed (latest wins) and never blocks.
+#pragma once
+
+#include <uv.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "config/specs.h"
+#include "core/http_date.h"
+#include "core/snapshot_slot.h"
+#include "proxy/snapshot.h"
+#include "upstream/round_robin.h"
+
+namespace turnpike::proxy {
+
+class ClientConnection;
+class UpstreamConnection;
+
+// Identity of an upstream connection pool: the node's socket address.
+struct PoolKey {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  bool operator==(const PoolKey& o) const;
+};
+struct PoolKeyHash {
+  size_t operator()(const PoolKey& k) const;
+};
+
+// Per-worker counters (read by tests and, later, metrics). Relaxed atomics: written by the
+// worker only.
+struct WorkerStats {
+  std::atomic<uint64_t> accepted{0};
+  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> active_connections{0};
+  std::atomic<uint64_t> upstream_connects{0};
+  std::atomic<uint64_t> snapshot_version{0};
+};
+
+class Worker {
+ public:
+  // `listen_fds`: listening sockets this worker accepts on (the worker takes ownership).
+  Worker(int index, std::shared_ptr<const config::GatewayConfig> gateway,
+         std::vector<int> listen_fds);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Any thread. Starts the thread; it serves once it has a snapshot.
+  void Start(SnapshotConstSharedPtr initial);
+  // Any thread. Hands over a new snapshot; the worker switches to it on its loop.
+  void Publish(SnapshotConstSharedPtr snapshot);
+  // Any thread. Stops accepting; in-flight requests finish, idle connections close; the loop
+  // ends when no connection is left.
+  void Drain();
+  // Any thread. Closes every connection now (after a drain deadline passed).
+  void Abort();
+  // Any thread. Waits for the thread to end.
+  void Join();
+  // Any thread: has the worker loaded its first snapshot?
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
+  const WorkerStats& stats() const { return stats_; }
+
+  // ---- worker thread only (used by connections) ----
+  uv_loop_t* loop() { return &loop_; }
+  const config::GatewayConfig& gateway() const { return *gateway_; }
+  const SnapshotConstSharedPtr& snapshot() const { return snapshot_; }
+  bool draining() const { return draining_; }
+  std::string_view Date();
+  WorkerStats& mutable_stats() { return stats_; }
+
+  // Picks a node of `up` not in `tried`; returns its index or RoundRobinPicker::kNone.
+  uint32_t PickNode(const Upstream& up, const upstream::TriedSet& tried);
+
+  // Upstream keep-alive pool.
+  UpstreamConnection* TakeIdle(const PoolKey& key);
+  // Returns true when kept (the pool then owns it), false when the caller must close it.
+  bool PutIdle(UpstreamConnection* conn, size_t pool_size, double idle_timeout);
+  void RemoveIdle(UpstreamConnection* conn);
+
+  void OnClientClosed(ClientConnection* conn);
+  void OnUpstreamOpened() { ++upstream_live_; }
+  void OnUpstreamClosed(UpstreamConnection* conn);
+
+ private:
+  static void OnAsync(uv_async_t* handle);
+  static void OnConnection(uv_stream_t* server, int status);
+  void Run();
+  void ApplySnapshot(SnapshotConstSharedPtr next);
+  void BeginDrain();
+  void CloseAll();
+  void MaybeFinish();
+
+  int index_;
+  std::shared_ptr<const config::GatewayConfig> gateway_;
+  std::vector<int> listen_fds_;
+  uv_loop_t loop_{};
+  uv_async_t async_{};
+  std::vector<std::unique_ptr<uv_tcp_t>> listeners_;
+  std::thread thread_;
+
+  // Control -> worker messages.
+  core::SnapshotSlot<Snapshot> slot_;
+  std::atomic<bool> drain_requested_{false};
+  std::atomic<bool> abort_requested_{false};
+  std::atomic<bool> ready_{false};
+
+  // Worker-owned state.
+  SnapshotConstSharedPtr snapshot_;
+  std::vector<upstream::RoundRobinPicker> pickers_;  // by Upstream::slot of snapshot_
+  std::unordered_map<PoolKey, std::vector<UpstreamConnection*>, PoolKeyHash> idle_;
+  std::vector<ClientConnection*> clients_;     // live client connections (for drain)
+  size_t upstream_live_ = 0;                   // upstream connections not yet closed
+  bool draining_ = false;
+  bool finished_ = false;
+  core::HttpDate date_;
+  WorkerStats stats_;
+};
+
+}  // namespace turnpike::proxy

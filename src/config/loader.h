@@ -23,11 +23,15 @@ struct LoadResult {
 
 // Parses config.yaml text. `file` names the source in messages; `config_dir` is the directory
 // used to resolve the routes file (default `<config_dir>/apisix.yaml`, or
-// `turnpike.routes_file` / `apisix.yaml` key when set; relative paths resolve against
-// config_dir). `hardware_threads` resolves `worker_processes: auto`.
+// `turnpike.routes_file` when set; relative paths resolve against config_dir).
+// `hardware_threads` resolves `worker_processes: auto` (values < 1 count as 1).
+// `${{VAR}}` references are substituted from the process environment before parsing, and
+// APISIX_WORKER_PROCESSES overrides worker_processes. Any error rejects the whole file
+// (value == nullopt); unknown keys only produce warnings.
 LoadResult<GatewayConfig> ParseGatewayConfig(std::string_view text, const std::string& file,
                                              const std::string& config_dir,
                                              int hardware_threads);
+// Reads `path` and parses it with config_dir = the directory of `path` ("." when none).
 LoadResult<GatewayConfig> LoadGatewayConfig(const std::string& path, int hardware_threads);
 
 // Parses apisix.yaml text (standalone file provider). Requires the `#END` marker in the last

@@ -1,0 +1,357 @@
+// config.yaml: the subset of APISIX's static configuration a Turnpike data plane uses
+// (reference §1.1), plus the Turnpike-specific `turnpike:` section.
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/strings.h"
+#include "config/env_subst.h"
+#include "config/loader.h"
+#include "config/yaml_util.h"
+
+namespace turnpike::config {
+namespace {
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kIntMax = std::numeric_limits<int64_t>::max();
+
+using Handler = std::function<void(const Field&)>;
+struct KeyHandler {
+  std::string_view key;
+  Handler handle;
+};
+
+// Walks one section. A null section (all children commented out) is empty; a null value
+// for a known key keeps the default; unknown keys are warned about and not descended into.
+void Dispatch(const Field& section, Diagnostics& d, const std::vector<KeyHandler>& handlers) {
+  if (section.value.IsNull() || !ExpectMap(section, d)) return;
+  for (const Field& x : MapEntries(section.value, section.path, d)) {
+    auto it = std::find_if(handlers.begin(), handlers.end(),
+                           [&](const KeyHandler& h) { return h.key == x.key; });
+    if (it == handlers.end()) {
+      d.Warning(x.key_node, x.path, "unknown key, ignored");
+    } else if (!x.value.IsNull()) {
+      it->handle(x);
+    }
+  }
+}
+
+std::optional<double> ReadDuration(const Field& f, Diagnostics& d) {
+  ValueKind kind = KindOf(f.value);
+  if (kind == ValueKind::kInt || kind == ValueKind::kNumber) return ReadNumber(f, d, 0, false);
+  if (kind != ValueKind::kString) {
+    TypeError(f, d, "duration");
+    return std::nullopt;
+  }
+  std::optional<double> v = base::ParseDuration(f.value.Scalar());
+  if (!v) {
+    d.Error(f.at(), f.path,
+            "invalid duration \"" + f.value.Scalar() + "\": expected e.g. 60, 60s, 500ms, 2m, 1h");
+  }
+  return v;
+}
+
+std::optional<uint64_t> ReadSize(const Field& f, Diagnostics& d) {
+  ValueKind kind = KindOf(f.value);
+  if (kind == ValueKind::kInt) {
+    std::optional<int64_t> v = ReadInt(f, d, 0, kIntMax);
+    if (!v) return std::nullopt;
+    return static_cast<uint64_t>(*v);
+  }
+  if (kind != ValueKind::kString) {
+    TypeError(f, d, "size");
+    return std::nullopt;
+  }
+  std::optional<uint64_t> v = base::ParseSize(f.value.Scalar());
+  if (!v) {
+    d.Error(f.at(), f.path,
+            "invalid size \"" + f.value.Scalar() + "\": expected e.g. 1024, 8k, 10m, 1g");
+  }
+  return v;
+}
+
+Handler SetBool(Diagnostics& d, bool* dst) {
+  return [&d, dst](const Field& x) {
+    if (std::optional<bool> v = ReadBool(x, d)) *dst = *v;
+  };
+}
+
+Handler SetDuration(Diagnostics& d, double* dst) {
+  return [&d, dst](const Field& x) {
+    if (std::optional<double> v = ReadDuration(x, d)) *dst = *v;
+  };
+}
+
+Handler SetInt(Diagnostics& d, int* dst, int64_t min) {
+  return [&d, dst, min](const Field& x) {
+    if (std::optional<int64_t> v = ReadInt(x, d, min, kInt32Max)) *dst = static_cast<int>(*v);
+  };
+}
+
+// An IPv4 or IPv6 literal; brackets around IPv6 are removed.
+std::optional<std::string> ReadIp(const Field& f, Diagnostics& d) {
+  std::optional<std::string> s = ReadString(f, d);
+  if (!s) return std::nullopt;
+  std::string ip = *s;
+  if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
+  unsigned char buf[16];
+  if (inet_pton(AF_INET, ip.c_str(), buf) != 1 && inet_pton(AF_INET6, ip.c_str(), buf) != 1) {
+    d.Error(f.at(), f.path, "invalid IP address \"" + *s + "\"");
+    return std::nullopt;
+  }
+  return ip;
+}
+
+std::optional<ListenAddr> ReadListenEntry(const Field& item, Diagnostics& d) {
+  ListenAddr addr;
+  ValueKind kind = KindOf(item.value);
+  if (kind == ValueKind::kInt) {
+    std::optional<int64_t> port = ReadInt(item, d, 1, 65535);
+    if (!port) return std::nullopt;
+    addr.port = static_cast<int>(*port);
+    return addr;
+  }
+  if (kind != ValueKind::kMap) {
+    TypeError(item, d, "integer or map");
+    return std::nullopt;
+  }
+  size_t errors_before = d.errors().size();
+  for (const Field& x : MapEntries(item.value, item.path, d)) {
+    if (x.key == "ip") {
+      if (std::optional<std::string> ip = ReadIp(x, d)) addr.ip = *ip;
+    } else if (x.key == "port") {
+      if (std::optional<int64_t> port = ReadInt(x, d, 1, 65535))
+        addr.port = static_cast<int>(*port);
+    } else if (x.key == "enable_http2") {
+      d.Error(x.key_node, x.path,
+              "per-listener enable_http2 is no longer supported (removed in APISIX 3.9); "
+              "use apisix.enable_http2");
+    } else {
+      d.Warning(x.key_node, x.path, "unknown key, ignored");
+    }
+  }
+  if (d.errors().size() != errors_before) return std::nullopt;
+  return addr;
+}
+
+// apisix.node_listen: an int, a list of ints, or a list of {ip, port}.
+void ParseNodeListen(const Field& f, Diagnostics& d, std::vector<ListenAddr>* out) {
+  std::vector<Field> items;
+  if (KindOf(f.value) == ValueKind::kInt) {
+    items.push_back(f);
+  } else if (f.value.IsSequence()) {
+    items = ListItems(f.value, f.path);
+    if (items.empty()) d.Error(f.at(), f.path, "must not be empty");
+  } else {
+    TypeError(f, d, "integer or list");
+    return;
+  }
+  std::vector<ListenAddr> listen;
+  for (const Field& item : items) {
+    std::optional<ListenAddr> addr = ReadListenEntry(item, d);
+    if (!addr) continue;
+    bool duplicate = std::any_of(listen.begin(), listen.end(), [&](const ListenAddr& a) {
+      return a.ip == addr->ip && a.port == addr->port;
+    });
+    if (duplicate) {
+      d.Error(item.at(), item.path,
+              "duplicate listener " + addr->ip + " port " + std::to_string(addr->port));
+      continue;
+    }
+    listen.push_back(*addr);
+  }
+  if (!listen.empty()) *out = std::move(listen);
+}
+
+// nginx_config.worker_processes: an int >= 1 or `auto`; like APISIX, any other non-numeric
+// value means auto (with a warning here).
+void ParseWorkerProcesses(const Field& f, Diagnostics& d, int hardware_threads, int* out) {
+  ValueKind kind = KindOf(f.value);
+  if (kind == ValueKind::kInt) {
+    if (std::optional<int64_t> v = ReadInt(f, d, 1, kInt32Max)) *out = static_cast<int>(*v);
+    return;
+  }
+  if (kind == ValueKind::kString) {
+    const std::string& s = f.value.Scalar();
+    if (s == "auto") {
+      *out = hardware_threads;
+      return;
+    }
+    if (std::optional<uint64_t> v = base::ParseUint(s)) {
+      if (*v < 1 || *v > static_cast<uint64_t>(kInt32Max)) {
+        d.Error(f.at(), f.path, "must be a positive integer or auto");
+      } else {
+        *out = static_cast<int>(*v);
+      }
+      return;
+    }
+  }
+  if (kind == ValueKind::kNumber) {
+    d.Error(f.at(), f.path, "must be a positive integer or auto");
+    return;
+  }
+  d.Warning(f.at(), f.path, "not a number, treated as auto");
+  *out = hardware_threads;
+}
+
+// APISIX_WORKER_PROCESSES overrides nginx_config.worker_processes.
+void ApplyWorkerProcessesEnv(Diagnostics& d, int hardware_threads, int* out) {
+  std::optional<std::string> env = ProcessEnv()("APISIX_WORKER_PROCESSES");
+  if (!env || env->empty()) return;
+  if (*env == "auto") {
+    *out = hardware_threads;
+    return;
+  }
+  std::optional<uint64_t> v = base::ParseUint(*env);
+  if (!v || *v < 1 || *v > static_cast<uint64_t>(kInt32Max)) {
+    d.Error(SourceLoc{d.file(), 0, 0}, "",
+            "environment variable APISIX_WORKER_PROCESSES=\"" + *env +
+                "\" must be a positive integer or auto");
+    return;
+  }
+  *out = static_cast<int>(*v);
+}
+
+std::string JoinPath(const std::string& dir, const std::string& path) {
+  if (dir.empty() || (!path.empty() && path.front() == '/')) return path;
+  return dir.back() == '/' ? dir + path : dir + "/" + path;
+}
+
+std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
+                                          const std::string& config_dir, int hw) {
+  std::optional<YAML::Node> root = LoadDocument(text, d);
+  if (!root) return std::nullopt;
+  GatewayConfig cfg;
+  cfg.file = d.file();
+  cfg.worker_processes = hw;
+  std::string routes_file = "apisix.yaml";
+  std::optional<Field> role;  // for the data_plane check below
+  bool provider_seen = false;
+
+  std::vector<KeyHandler> apisix = {
+      {"node_listen", [&](const Field& x) { ParseNodeListen(x, d, &cfg.listen); }},
+      {"enable_ipv6", SetBool(d, &cfg.enable_ipv6)},
+      {"enable_reuseport", SetBool(d, &cfg.enable_reuseport)},
+      {"enable_server_tokens", SetBool(d, &cfg.enable_server_tokens)},
+      {"show_upstream_status_in_response_header",
+       SetBool(d, &cfg.show_upstream_status_in_response_header)},
+  };
+  std::vector<KeyHandler> role_data_plane = {
+      {"config_provider",
+       [&](const Field& x) {
+         provider_seen = true;
+         std::optional<std::string> v = ReadEnum(x, d, {"yaml", "json", "etcd", "xds"});
+         if (v && *v != "yaml") {
+           d.Error(x.at(), x.path,
+                   "config_provider \"" + *v + "\" is not supported yet (only yaml)");
+         } else if (v) {
+           cfg.config_provider = *v;
+         }
+       }},
+  };
+  std::vector<KeyHandler> deployment = {
+      {"role",
+       [&](const Field& x) {
+         role = x;
+         std::optional<std::string> v =
+             ReadEnum(x, d, {"traditional", "control_plane", "data_plane", "standalone"});
+         if (v) cfg.role = *v;
+       }},
+      {"role_data_plane", [&](const Field& x) { Dispatch(x, d, role_data_plane); }},
+  };
+  std::vector<KeyHandler> http_upstream = {
+      {"keepalive", SetInt(d, &cfg.upstream_keepalive.size, 1)},
+      {"keepalive_requests", SetInt(d, &cfg.upstream_keepalive.requests, 1)},
+      {"keepalive_timeout", SetDuration(d, &cfg.upstream_keepalive.idle_timeout)},
+  };
+  std::vector<KeyHandler> http = {
+      {"keepalive_timeout", SetDuration(d, &cfg.client_keepalive_timeout)},
+      {"client_header_timeout", SetDuration(d, &cfg.client_header_timeout)},
+      {"send_timeout", SetDuration(d, &cfg.send_timeout)},
+      {"client_max_body_size",
+       [&](const Field& x) {
+         if (std::optional<uint64_t> v = ReadSize(x, d)) cfg.client_max_body_size = *v;
+       }},
+      {"enable_access_log", SetBool(d, &cfg.enable_access_log)},
+      {"access_log",
+       [&](const Field& x) {
+         if (std::optional<std::string> v = ReadString(x, d)) cfg.access_log = *v;
+       }},
+      {"upstream", [&](const Field& x) { Dispatch(x, d, http_upstream); }},
+  };
+  std::vector<KeyHandler> nginx_config = {
+      {"worker_processes",
+       [&](const Field& x) { ParseWorkerProcesses(x, d, hw, &cfg.worker_processes); }},
+      {"error_log_level",
+       [&](const Field& x) {
+         std::optional<std::string> v =
+             ReadEnum(x, d, {"debug", "info", "notice", "warn", "error", "crit", "alert", "emerg"});
+         if (v) cfg.error_log_level = *v;
+       }},
+      {"http", [&](const Field& x) { Dispatch(x, d, http); }},
+  };
+  std::vector<KeyHandler> turnpike = {
+      {"routes_file",
+       [&](const Field& x) {
+         std::optional<std::string> v = ReadString(x, d);
+         if (v && v->empty()) d.Error(x.at(), x.path, "must not be empty");
+         if (v && !v->empty()) routes_file = *v;
+       }},
+      {"drain_timeout", SetDuration(d, &cfg.drain_timeout)},
+  };
+  std::vector<KeyHandler> top = {
+      {"apisix", [&](const Field& x) { Dispatch(x, d, apisix); }},
+      {"deployment", [&](const Field& x) { Dispatch(x, d, deployment); }},
+      {"nginx_config", [&](const Field& x) { Dispatch(x, d, nginx_config); }},
+      {"turnpike", [&](const Field& x) { Dispatch(x, d, turnpike); }},
+  };
+  if (!root->IsNull()) Dispatch(Field{"", *root, *root, ""}, d, top);
+
+  if (cfg.role == "data_plane" && !provider_seen && role) {
+    d.Error(role->at(), "deployment.role_data_plane.config_provider",
+            "required when deployment.role is data_plane (only yaml is supported)");
+  }
+  ApplyWorkerProcessesEnv(d, hw, &cfg.worker_processes);
+  cfg.routes_file = JoinPath(config_dir, routes_file);
+  if (d.has_errors()) return std::nullopt;
+  return cfg;
+}
+
+}  // namespace
+
+LoadResult<GatewayConfig> ParseGatewayConfig(std::string_view text, const std::string& file,
+                                             const std::string& config_dir, int hardware_threads) {
+  LoadResult<GatewayConfig> result;
+  Diagnostics d(file);
+  try {
+    result.value = ParseGateway(text, d, config_dir, std::max(1, hardware_threads));
+  } catch (const std::exception& e) {
+    // Defensive: helpers check types before converting, so this should not happen.
+    result.value.reset();
+    d.Error(SourceLoc{file, 0, 0}, "", std::string("internal error while loading: ") + e.what());
+  }
+  result.errors = std::move(d.errors());
+  result.warnings = std::move(d.warnings());
+  return result;
+}
+
+LoadResult<GatewayConfig> LoadGatewayConfig(const std::string& path, int hardware_threads) {
+  Diagnostics d(path);
+  std::string text;
+  if (!ReadWholeFile(path, d, &text)) {
+    LoadResult<GatewayConfig> result;
+    result.errors = std::move(d.errors());
+    return result;
+  }
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  return ParseGatewayConfig(text, path, dir, hardware_threads);
+}
+
+}  // namespace turnpike::config

@@ -1,0 +1,121 @@
+// apisix.yaml (standalone file provider): #END check, top-level collections, per-item
+// validation with skip-on-error, id normalization and duplicate detection.
+#include <exception>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "config/loader.h"
+#include "config/route_spec.h"
+#include "config/upstream_spec.h"
+#include "config/yaml_util.h"
+
+namespace turnpike::config {
+namespace {
+
+// APISIX looks for `^#END\s*$` in the last 1..10 bytes of the file.
+constexpr size_t kEndFlagWindow = 10;
+
+bool IsPcreSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+bool HasEndFlag(std::string_view text) {
+  size_t end = text.size();
+  while (end > 0 && IsPcreSpace(text[end - 1])) --end;
+  if (end < 4 || text.substr(end - 4, 4) != "#END") return false;
+  return text.size() - (end - 4) <= kEndFlagWindow;
+}
+
+// Top-level APISIX collections this version does not load.
+bool IsUnsupportedCollection(const std::string& key) {
+  static constexpr std::string_view kKeys[] = {"services",     "consumers",      "consumer_groups",
+                                               "global_rules", "plugin_configs", "plugin_metadata",
+                                               "ssls",         "stream_routes",  "protos",
+                                               "secrets",      "plugins"};
+  for (std::string_view k : kKeys) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+// Validates every item of one collection; valid items with a fresh id go to `out`.
+template <typename Spec, typename ParseFn>
+void CollectItems(const Field& f, Diagnostics& d, ParseFn parse, std::vector<Spec>* out) {
+  if (f.value.IsNull()) return;  // `routes:` with everything commented out
+  if (!ExpectList(f, d)) return;
+  std::unordered_map<std::string, int> first_line;  // id -> line of the first item
+  size_t index = 0;
+  for (const Field& item : ListItems(f.value, f.path)) {
+    ++index;
+    Diagnostics item_d(d.file());
+    std::optional<Spec> spec = parse(item, item_d);
+    if (spec) {
+      if (spec->id.empty()) spec->id = "arr_" + std::to_string(index);
+      auto [it, inserted] = first_line.emplace(spec->id, spec->loc.line);
+      if (!inserted) {
+        item_d.Error(spec->loc, ChildPath(item.path, "id"),
+                     "duplicate id \"" + spec->id + "\" (first defined at line " +
+                         std::to_string(it->second) + "), item skipped");
+        spec.reset();
+      }
+    }
+    d.Absorb(item_d, /*drop_warnings=*/!spec);
+    if (spec) out->push_back(std::move(*spec));
+  }
+}
+
+std::optional<RoutesConfig> ParseRoutes(std::string_view text, Diagnostics& d) {
+  if (!HasEndFlag(text)) {
+    d.Error(SourceLoc{d.file(), 0, 0}, "", "missing valid end flag `#END`");
+    return std::nullopt;
+  }
+  std::optional<YAML::Node> root = LoadDocument(text, d);
+  if (!root) return std::nullopt;
+  RoutesConfig config;
+  config.file = d.file();
+  if (root->IsNull()) return config;
+  for (const Field& f : MapEntries(*root, "", d)) {
+    if (f.key == "routes") {
+      CollectItems(f, d, ParseRoute, &config.routes);
+    } else if (f.key == "upstreams") {
+      CollectItems(f, d, ParseUpstream, &config.upstreams);
+    } else if (IsUnsupportedCollection(f.key)) {
+      d.Warning(f.key_node, f.path, "not supported yet, ignored");
+    } else {
+      d.Warning(f.key_node, f.path, "unknown key, ignored");
+    }
+  }
+  return config;
+}
+
+}  // namespace
+
+LoadResult<RoutesConfig> ParseRoutesConfig(std::string_view text, const std::string& file) {
+  LoadResult<RoutesConfig> result;
+  Diagnostics d(file);
+  try {
+    result.value = ParseRoutes(text, d);
+  } catch (const std::exception& e) {
+    // Defensive: helpers check types before converting, so this should not happen.
+    result.value.reset();
+    d.Error(SourceLoc{file, 0, 0}, "", std::string("internal error while loading: ") + e.what());
+  }
+  result.errors = std::move(d.errors());
+  result.warnings = std::move(d.warnings());
+  return result;
+}
+
+LoadResult<RoutesConfig> LoadRoutesConfig(const std::string& path) {
+  Diagnostics d(path);
+  std::string text;
+  if (!ReadWholeFile(path, d, &text)) {
+    LoadResult<RoutesConfig> result;
+    result.errors = std::move(d.errors());
+    return result;
+  }
+  return ParseRoutesConfig(text, path);
+}
+
+}  // namespace turnpike::config

@@ -1,0 +1,105 @@
+// Helpers shared by the config parsers: diagnostics with file/line/path, typed reads of YAML
+// values with APISIX (JSON schema) typing rules, and loading a document from raw text.
+//
+// Internal to config/. Control thread only. No function here lets a yaml-cpp exception escape.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "config/specs.h"
+
+namespace turnpike::config {
+
+// Collects errors and warnings for one source file.
+class Diagnostics {
+ public:
+  explicit Diagnostics(std::string file) : file_(std::move(file)) {}
+
+  const std::string& file() const { return file_; }
+
+  // Position of `node` (1-based); 0:0 when the node carries no position.
+  SourceLoc Loc(const YAML::Node& node) const;
+
+  void Error(const YAML::Node& at, std::string path, std::string message);
+  void Warning(const YAML::Node& at, std::string path, std::string message);
+  void Error(SourceLoc loc, std::string path, std::string message);
+
+  bool has_errors() const { return !errors_.empty(); }
+  std::vector<ConfigError>& errors() { return errors_; }
+  std::vector<ConfigError>& warnings() { return warnings_; }
+
+  // Moves `other`'s errors into this one, and its warnings too unless `drop_warnings` (used
+  // for skipped items, whose warnings would only be noise).
+  void Absorb(Diagnostics& other, bool drop_warnings);
+
+ private:
+  std::string file_;
+  std::vector<ConfigError> errors_;
+  std::vector<ConfigError> warnings_;
+};
+
+// Path helpers: ChildPath("routes[0]", "uri") == "routes[0].uri";
+// keys that are not identifier-like are quoted: `nodes["127.0.0.1:80"]`.
+std::string ChildPath(const std::string& parent, std::string_view key);
+std::string IndexPath(const std::string& parent, size_t index);
+
+// One value inside a map or list, with what is needed to report problems about it.
+struct Field {
+  std::string key;      // map key; "" for list items
+  YAML::Node key_node;  // the key (list items: the item itself)
+  YAML::Node value;
+  std::string path;  // full YAML path of the value
+
+  // The node to point at in messages: the key when the value is null (yaml-cpp places
+  // empty values at the following token).
+  const YAML::Node& at() const { return value.IsNull() ? key_node : value; }
+};
+
+// The entries of a YAML map in file order. Reports non-scalar and duplicate keys as errors
+// (duplicates are dropped). REQUIRES: map.IsMap().
+std::vector<Field> MapEntries(const YAML::Node& map, const std::string& path, Diagnostics& d);
+// The items of a YAML list. REQUIRES: list.IsSequence().
+std::vector<Field> ListItems(const YAML::Node& list, const std::string& path);
+// The field named `key`, or nullptr.
+const Field* FindField(const std::vector<Field>& fields, std::string_view key);
+
+// The JSON-schema type of a YAML value. Quoted scalars are always strings; plain scalars
+// resolve as YAML core schema (plus yes/no/on/off booleans, as libyaml-based loaders do).
+enum class ValueKind { kNull, kBool, kInt, kNumber, kString, kList, kMap };
+ValueKind KindOf(const YAML::Node& node);
+const char* KindName(ValueKind kind);
+
+// Typed reads. Each returns nullopt and records an error at field.path when the value has
+// the wrong type or is out of range. Ints must be integer literals; numbers may be either.
+std::optional<std::string> ReadString(const Field& f, Diagnostics& d);
+std::optional<bool> ReadBool(const Field& f, Diagnostics& d);
+std::optional<int64_t> ReadInt(const Field& f, Diagnostics& d, int64_t min, int64_t max);
+std::optional<double> ReadNumber(const Field& f, Diagnostics& d, double min, bool exclusive_min);
+// A string that must be one of `allowed`.
+std::optional<std::string> ReadEnum(const Field& f, Diagnostics& d,
+                                    std::initializer_list<std::string_view> allowed);
+// True when the value is a map / list; otherwise records a type error.
+bool ExpectMap(const Field& f, Diagnostics& d);
+bool ExpectList(const Field& f, Diagnostics& d);
+
+// Records "wrong type: expected <expected>, got <actual>".
+void TypeError(const Field& f, Diagnostics& d, const char* expected);
+
+// Reads the whole file into `out`; on failure returns false and records a file-level error.
+bool ReadWholeFile(const std::string& path, Diagnostics& d, std::string* out);
+
+// Applies ${{VAR}} substitution (process environment) and parses the text as YAML. The top
+// level must be a map or empty (an empty document yields a Null node); a second, non-empty
+// document (after `---`) is an error. On failure returns
+// nullopt after recording a file-level error.
+std::optional<YAML::Node> LoadDocument(std::string_view text, Diagnostics& d);
+
+}  // namespace turnpike::config

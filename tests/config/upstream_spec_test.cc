@@ -1,0 +1,267 @@
+// apisix.yaml upstream objects: nodes in both forms, IPv6, supported and ignored fields.
+#include "config/upstream_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "config/loader.h"
+#include "config_test_util.h"
+
+namespace turnpike::config {
+namespace {
+
+using testing::Strings;
+using Lines = std::vector<std::string>;
+
+// Parses `upstreams:` with the given item lines.
+LoadResult<RoutesConfig> ParseUpstreams(const std::string& items) {
+  return ParseRoutesConfig("upstreams:\n" + items + "#END\n", "apisix.yaml");
+}
+
+struct HostPort {
+  std::string host;
+  int port;
+  bool operator==(const HostPort&) const = default;
+};
+
+std::vector<HostPort> Nodes(const UpstreamSpec& u) {
+  std::vector<HostPort> out;
+  for (const NodeSpec& n : u.nodes) out.push_back({n.host, n.port});
+  return out;
+}
+
+TEST(SplitHostPortTest, Forms) {
+  std::string host;
+  int port = 0;
+  ASSERT_TRUE(SplitHostPort("10.0.0.1:8080", 80, &host, &port));
+  EXPECT_EQ(host, "10.0.0.1");
+  EXPECT_EQ(port, 8080);
+  ASSERT_TRUE(SplitHostPort("example.com", 443, &host, &port));
+  EXPECT_EQ(host, "example.com");
+  EXPECT_EQ(port, 443);
+  ASSERT_TRUE(SplitHostPort("[::1]:9000", 80, &host, &port));
+  EXPECT_EQ(host, "::1");
+  EXPECT_EQ(port, 9000);
+  ASSERT_TRUE(SplitHostPort("[fe80::1]", 80, &host, &port));
+  EXPECT_EQ(host, "fe80::1");
+  EXPECT_EQ(port, 80);
+  ASSERT_TRUE(SplitHostPort("2001:db8::5", 80, &host, &port));
+  EXPECT_EQ(host, "2001:db8::5");
+  EXPECT_EQ(port, 80);
+
+  EXPECT_FALSE(SplitHostPort("", 80, &host, &port));
+  EXPECT_FALSE(SplitHostPort("a:0", 80, &host, &port));
+  EXPECT_FALSE(SplitHostPort("a:65536", 80, &host, &port));
+  EXPECT_FALSE(SplitHostPort("a:", 80, &host, &port));
+  EXPECT_FALSE(SplitHostPort(":80", 80, &host, &port));
+  EXPECT_FALSE(SplitHostPort("a:b", 80, &host, &port));
+  EXPECT_FALSE(SplitHostPort("[::1", 80, &host, &port));
+  EXPECT_FALSE(SplitHostPort("[::1]80", 80, &host, &port));
+  EXPECT_FALSE(SplitHostPort("[]:80", 80, &host, &port));
+  EXPECT_FALSE(SplitHostPort("a b:80", 80, &host, &port));
+}
+
+TEST(UpstreamSchemaTest, MapFormNodes) {
+  auto r = ParseUpstreams(R"(  - id: u1
+    nodes:
+      "10.0.0.1:8080": 3
+      "[::1]:9000": 1
+      "[fe80::2]": 1
+      backend.local: 0
+)");
+  ASSERT_EQ(r.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
+  const UpstreamSpec& u = r.value->upstreams[0];
+  EXPECT_EQ(Nodes(u),
+            (std::vector<HostPort>{
+                {"10.0.0.1", 8080}, {"::1", 9000}, {"fe80::2", 80}, {"backend.local", 80}}));
+  EXPECT_EQ(u.nodes[0].weight, 3);
+  EXPECT_EQ(u.nodes[3].weight, 0);
+  EXPECT_EQ(u.nodes[0].priority, 0);
+  EXPECT_EQ(u.type, "roundrobin");
+  EXPECT_EQ(u.scheme, "http");
+  EXPECT_EQ(u.pass_host, PassHost::kPass);
+  EXPECT_FALSE(u.retries.has_value());
+  EXPECT_FALSE(u.timeout.has_value());
+  EXPECT_FALSE(u.keepalive_pool.has_value());
+}
+
+TEST(UpstreamSchemaTest, ListFormNodes) {
+  auto r = ParseUpstreams(R"(  - nodes:
+      - {host: 10.0.0.1, port: 8080, weight: 1}
+      - {host: "[::1]", port: 81, weight: 2, priority: -1}
+      - {host: "::2", weight: 1, metadata: {zone: a}}
+      - {host: svc.local, port: 82, weight: 1, extra: x}
+)");
+  ASSERT_EQ(r.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
+  const UpstreamSpec& u = r.value->upstreams[0];
+  EXPECT_EQ(Nodes(u), (std::vector<HostPort>{
+                          {"10.0.0.1", 8080}, {"::1", 81}, {"::2", 80}, {"svc.local", 82}}));
+  EXPECT_EQ(u.nodes[1].weight, 2);
+  EXPECT_EQ(u.nodes[1].priority, -1);
+  EXPECT_EQ(Strings(r.warnings),
+            (Lines{"apisix.yaml:6:48: upstreams[0].nodes[3].extra: unknown key, ignored"}));
+}
+
+TEST(UpstreamSchemaTest, EmptyNodesAreAllowed) {
+  auto r = ParseUpstreams("  - {id: a, nodes: {}}\n  - {id: b, nodes: []}\n");
+  ASSERT_EQ(r.value->upstreams.size(), 2u);
+  EXPECT_TRUE(r.value->upstreams[0].nodes.empty());
+  EXPECT_TRUE(r.errors.empty());
+}
+
+TEST(UpstreamSchemaTest, BadNodes) {
+  auto r = ParseUpstreams(R"(  - nodes: {"10.0.0.1:0": 1}
+  - nodes: {"10.0.0.1": -1}
+  - nodes: [{host: 10.0.0.1, port: 80}]
+  - nodes: [{port: 80, weight: 1}]
+  - nodes: [{host: "a b", weight: 1}]
+  - nodes: "10.0.0.1:80"
+  - nodes: {"10.0.0.1": "1"}
+  - {}
+)");
+  EXPECT_TRUE(r.value->upstreams.empty());
+  EXPECT_EQ(Strings(r.errors),
+            (Lines{
+                "apisix.yaml:2:13: upstreams[0].nodes[\"10.0.0.1:0\"]: invalid node address "
+                "\"10.0.0.1:0\": expected host, host:port or [ipv6]:port",
+                "apisix.yaml:3:25: upstreams[1].nodes[\"10.0.0.1\"]: must be between 0 and "
+                "2147483647",
+                "apisix.yaml:4:13: upstreams[2].nodes[0]: missing required field \"weight\"",
+                "apisix.yaml:5:13: upstreams[3].nodes[0]: missing required field \"host\"",
+                "apisix.yaml:6:20: upstreams[4].nodes[0].host: invalid node host \"a b\"",
+                "apisix.yaml:7:12: upstreams[5].nodes: wrong type: expected map or list, got "
+                "string",
+                "apisix.yaml:8:25: upstreams[6].nodes[\"10.0.0.1\"]: wrong type: expected "
+                "integer, got string",
+                "apisix.yaml:9:5: upstreams[7]: missing required field \"nodes\"",
+            }));
+}
+
+TEST(UpstreamSchemaTest, SupportedFields) {
+  auto r = ParseUpstreams(R"(  - id: u1
+    name: backend
+    desc: the backend
+    labels: {team: a}
+    type: roundrobin
+    scheme: http
+    retries: 0
+    retry_timeout: 1.5
+    timeout: {connect: 0.5, send: 2, read: 3}
+    pass_host: rewrite
+    upstream_host: internal.example.com
+    keepalive_pool: {size: 8, idle_timeout: 0, requests: 50}
+    create_time: 1
+    update_time: 2
+    nodes: {"10.0.0.1:80": 1}
+)");
+  ASSERT_EQ(r.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
+  EXPECT_TRUE(r.warnings.empty());
+  const UpstreamSpec& u = r.value->upstreams[0];
+  EXPECT_EQ(u.retries, 0);
+  EXPECT_EQ(u.retry_timeout, 1.5);
+  ASSERT_TRUE(u.timeout.has_value());
+  EXPECT_EQ(u.timeout->connect, 0.5);
+  EXPECT_EQ(u.pass_host, PassHost::kRewrite);
+  EXPECT_EQ(u.upstream_host, "internal.example.com");
+  ASSERT_TRUE(u.keepalive_pool.has_value());
+  EXPECT_EQ(u.keepalive_pool->size, 8);
+  EXPECT_EQ(u.keepalive_pool->idle_timeout, 0);
+  EXPECT_EQ(u.keepalive_pool->requests, 50);
+  EXPECT_EQ(u.loc.line, 2);
+  EXPECT_EQ(u.loc.col, 5);
+
+  auto partial_pool =
+      ParseUpstreams("  - {nodes: {}, keepalive_pool: {size: 2}, pass_host: node}\n");
+  const UpstreamSpec& p = partial_pool.value->upstreams.at(0);
+  EXPECT_EQ(p.keepalive_pool->size, 2);
+  EXPECT_EQ(p.keepalive_pool->idle_timeout, 60);
+  EXPECT_EQ(p.keepalive_pool->requests, 1000);
+  EXPECT_EQ(p.pass_host, PassHost::kNode);
+}
+
+TEST(UpstreamSchemaTest, InvalidFields) {
+  auto r = ParseUpstreams(R"(  - nodes: {}
+    type: random
+    retries: -1
+    retry_timeout: -1
+    pass_host: rewrite
+    keepalive_pool: {size: 0}
+    scheme: https
+    bogus: 1
+)");
+  EXPECT_TRUE(r.value->upstreams.empty());
+  EXPECT_EQ(Strings(r.errors),
+            (Lines{
+                "apisix.yaml:3:11: upstreams[0].type: invalid value \"random\": must be one of "
+                "roundrobin, chash, ewma, least_conn",
+                "apisix.yaml:4:14: upstreams[0].retries: must be between 0 and 2147483647",
+                "apisix.yaml:5:20: upstreams[0].retry_timeout: must be >= 0",
+                "apisix.yaml:7:28: upstreams[0].keepalive_pool.size: must be between 1 and "
+                "2147483647",
+                "apisix.yaml:8:13: upstreams[0].scheme: scheme \"https\" is not supported yet "
+                "(only http)",
+                "apisix.yaml:9:5: upstreams[0].bogus: unknown field",
+                "apisix.yaml:6:16: upstreams[0].pass_host: pass_host is rewrite but "
+                "upstream_host is missing or empty",
+            }));
+}
+
+TEST(UpstreamSchemaTest, UnimplementedFeaturesWarn) {
+  auto r = ParseUpstreams(R"(  - nodes: {"10.0.0.1:80": 1}
+    type: chash
+    hash_on: header
+    key: x-user
+    checks: {active: {http_path: /health}}
+    tls: {client_cert_id: 1}
+    discovery_type: dns
+    service_name: svc
+    discovery_args: {namespace_id: a}
+)");
+  ASSERT_EQ(r.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
+  EXPECT_EQ(r.value->upstreams[0].type, "roundrobin");
+  EXPECT_EQ(Strings(r.warnings),
+            (Lines{
+                "apisix.yaml:3:11: upstreams[0].type: balancer type \"chash\" is not supported "
+                "yet, using roundrobin",
+                "apisix.yaml:6:5: upstreams[0].checks: not supported yet, ignored",
+                "apisix.yaml:7:5: upstreams[0].tls: not supported yet, ignored",
+                "apisix.yaml:8:5: upstreams[0].discovery_type: not supported yet, ignored",
+                "apisix.yaml:9:5: upstreams[0].service_name: not supported yet, ignored",
+                "apisix.yaml:10:5: upstreams[0].discovery_args: not supported yet, ignored",
+            }));
+}
+
+TEST(UpstreamSchemaTest, DiscoveryWithoutNodesIsAnError) {
+  auto r = ParseUpstreams("  - {discovery_type: nacos, service_name: svc}\n");
+  EXPECT_TRUE(r.value->upstreams.empty());
+  EXPECT_EQ(Strings(r.errors),
+            (Lines{"apisix.yaml:2:22: upstreams[0].discovery_type: service discovery is not "
+                   "supported yet; the upstream needs \"nodes\""}));
+}
+
+TEST(UpstreamSchemaTest, InlineUpstreamErrorsSkipTheRoute) {
+  auto r = ParseRoutesConfig(R"(routes:
+  - uri: /a
+    upstream:
+      id: inline
+      scheme: grpc
+      nodes: {"10.0.0.1:80": 1}
+  - uri: /b
+    upstream:
+      type: ewma
+      nodes: {"10.0.0.1:80": 1}
+#END
+)",
+                             "apisix.yaml");
+  ASSERT_EQ(r.value->routes.size(), 1u);
+  EXPECT_EQ(r.value->routes[0].uris, (Lines{"/b"}));
+  EXPECT_EQ(r.value->routes[0].upstream->id, "");
+  EXPECT_EQ(Strings(r.errors),
+            (Lines{"apisix.yaml:5:15: routes[0].upstream.scheme: scheme \"grpc\" is not "
+                   "supported yet (only http)"}));
+  EXPECT_EQ(Strings(r.warnings),
+            (Lines{"apisix.yaml:9:13: routes[1].upstream.type: balancer type \"ewma\" is not "
+                   "supported yet, using roundrobin"}));
+}
+
+}  // namespace
+}  // namespace turnpike::config

@@ -16,7 +16,8 @@
 namespace turnpike::router {
 
 // What the matcher needs to know about one route. `payload` is an opaque index the caller
-// uses to find its own route object (returned by Match()).
+// uses to find its own route object (returned by Match()). The exact reading of `uris` and
+// `hosts` (including a '*' inside a path, and the host "*") is in router/pattern.h.
 struct RouteKey {
   std::vector<std::string> uris;    // exact ("/a"), or prefix when ending in '*' ("/a/*", "/a*")
   std::vector<std::string> hosts;   // lowercased; exact ("a.com") or wildcard ("*.a.com"); empty = any

@@ -36,9 +36,14 @@ class RoundRobinPicker {
   const NodeSet* built_from() const { return set_.get(); }
 
   // Worker, hot path. Returns the index of the next node to use that is not in `tried`, or
-  // kNone when every node was tried. Priority groups: only the highest-priority group is
-  // used until all its nodes are tried, then the next lower group. Weight 0 nodes are
-  // picked only when nothing else in reach is left. No allocation.
+  // kNone when every node was tried (or the set is empty, or Build() was never called).
+  // Priority groups: only the highest-priority group is used until all its nodes are tried,
+  // then the next lower group. Weight 0 nodes are picked only when nothing else in reach is
+  // left, that is when no untried node with weight > 0 remains in any group; they are then
+  // taken from the highest group first, in turn (as if of weight 1). No allocation.
+  //
+  // Cost: a first attempt (empty `tried`) is O(distinct weights in the group); a retry is
+  // O(nodes), as every pick in nginx.
   uint32_t Pick(const TriedSet& tried);
 
  private:
@@ -47,8 +52,29 @@ class RoundRobinPicker {
     int weight;
     int64_t current;
   };
+
+  // Smooth weighted round robin over the slots of `group` that are not in `tried` and have
+  // weight > 0 (or, with `zero_weight`, weight <= 0, each counted as 1); kNone if none.
+  static uint32_t PickInGroup(std::vector<Slot>& group, const TriedSet& tried, bool zero_weight);
+
   NodeSetConstSharedPtr set_;
   std::vector<std::vector<Slot>> groups_;  // by priority, highest first
+  // First attempts run smooth WRR on the first group with a node of weight > 0, with its
+  // nodes grouped by weight. Nodes of equal weight are always chosen in turn (index order),
+  // so each weight class acts as one contender whose current weight is that of its next
+  // node: the class's current grows by its weight per pick and drops by the group's total
+  // weight only when its turn wraps around. That yields nginx's exact sequence (ties going
+  // to the lowest node index) in O(classes) instead of O(nodes). Retries use `groups_`.
+  struct WeightClass {
+    int64_t weight;
+    int64_t current;
+    uint32_t begin;  // its node indexes are class_nodes_[begin, end), ascending
+    uint32_t end;
+    uint32_t next;  // position of the next node in turn, in [begin, end)
+  };
+  std::vector<WeightClass> classes_;  // empty when no node has weight > 0
+  std::vector<uint32_t> class_nodes_;
+  int64_t class_total_ = 0;
 };
 
 }  // namespace turnpike::upstream

@@ -1,0 +1,115 @@
+#include "upstream/round_robin.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+namespace turnpike::upstream {
+
+bool TriedSet::Contains(uint32_t i) const {
+  if (i < 64) return (bits_ >> i) & 1u;
+  return std::find(overflow_.begin(), overflow_.end(), i) != overflow_.end();
+}
+
+void TriedSet::Add(uint32_t i) {
+  if (Contains(i)) return;
+  if (i < 64) {
+    bits_ |= uint64_t{1} << i;
+  } else {
+    overflow_.push_back(i);
+  }
+  ++count_;
+}
+
+void TriedSet::Clear() {
+  bits_ = 0;
+  overflow_.clear();  // keeps the capacity for the next request
+  count_ = 0;
+}
+
+void RoundRobinPicker::Build(NodeSetConstSharedPtr set) {
+  set_ = std::move(set);
+  groups_.clear();
+  classes_.clear();
+  class_nodes_.clear();
+  class_total_ = 0;
+  if (set_ == nullptr || set_->nodes.empty()) return;
+
+  const std::vector<Node>& nodes = set_->nodes;
+  std::vector<uint32_t> order(nodes.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&nodes](uint32_t a, uint32_t b) {
+    return nodes[a].priority > nodes[b].priority;
+  });
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Node& node = nodes[order[i]];
+    if (i == 0 || node.priority != nodes[order[i - 1]].priority) groups_.emplace_back();
+    groups_.back().push_back(Slot{order[i], std::max(node.weight, 0), 0});
+  }
+
+  const auto weighted = std::find_if(groups_.begin(), groups_.end(), [](const auto& group) {
+    return std::any_of(group.begin(), group.end(), [](const Slot& s) { return s.weight > 0; });
+  });
+  if (weighted == groups_.end()) return;
+  // Weight classes of that group: node indexes sorted by (weight, index).
+  for (const Slot& s : *weighted) {
+    if (s.weight > 0) class_nodes_.push_back(s.index);
+  }
+  std::stable_sort(class_nodes_.begin(), class_nodes_.end(),
+                   [&nodes](uint32_t a, uint32_t b) { return nodes[a].weight < nodes[b].weight; });
+  for (uint32_t i = 0; i < class_nodes_.size(); ++i) {
+    const int64_t weight = nodes[class_nodes_[i]].weight;
+    class_total_ += weight;
+    if (classes_.empty() || classes_.back().weight != weight) {
+      classes_.push_back(WeightClass{weight, 0, i, i, i});
+    }
+    classes_.back().end = i + 1;
+  }
+}
+
+uint32_t RoundRobinPicker::PickInGroup(std::vector<Slot>& group, const TriedSet& tried,
+                                       bool zero_weight) {
+  Slot* best = nullptr;
+  int64_t total = 0;
+  for (Slot& s : group) {
+    if ((s.weight > 0) == zero_weight) continue;
+    if (tried.Contains(s.index)) continue;
+    const int weight = zero_weight ? 1 : s.weight;
+    s.current += weight;
+    total += weight;
+    if (best == nullptr || s.current > best->current) best = &s;
+  }
+  if (best == nullptr) return kNone;
+  best->current -= total;
+  return best->index;
+}
+
+uint32_t RoundRobinPicker::Pick(const TriedSet& tried) {
+  if (tried.count() == 0 && !classes_.empty()) {
+    WeightClass* best = nullptr;
+    uint32_t best_index = 0;
+    for (WeightClass& c : classes_) {
+      c.current += c.weight;
+      const uint32_t index = class_nodes_[c.next];
+      if (best == nullptr || c.current > best->current ||
+          (c.current == best->current && index < best_index)) {
+        best = &c;
+        best_index = index;
+      }
+    }
+    if (++best->next == best->end) {
+      best->next = best->begin;
+      best->current -= class_total_;
+    }
+    return best_index;
+  }
+  for (bool zero_weight : {false, true}) {
+    for (std::vector<Slot>& group : groups_) {
+      const uint32_t index = PickInGroup(group, tried, zero_weight);
+      if (index != kNone) return index;
+    }
+  }
+  return kNone;
+}
+
+}  // namespace turnpike::upstream

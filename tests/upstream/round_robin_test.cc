@@ -1,0 +1,303 @@
+#include "upstream/round_robin.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace turnpike::upstream {
+namespace {
+
+constexpr uint32_t kNone = RoundRobinPicker::kNone;
+
+// weights[i] / priorities[i] describe node i.
+NodeSetConstSharedPtr Set(const std::vector<int>& weights,
+                          const std::vector<int>& priorities = {}) {
+  auto set = std::make_shared<NodeSet>();
+  for (size_t i = 0; i < weights.size(); ++i) {
+    Node n;
+    n.host = "10.0.0." + std::to_string(i);
+    n.port = 80;
+    n.weight = weights[i];
+    n.priority = priorities.empty() ? 0 : priorities[i];
+    set->nodes.push_back(std::move(n));
+  }
+  return set;
+}
+
+std::vector<int> Counts(RoundRobinPicker& picker, size_t nodes, int picks) {
+  std::vector<int> counts(nodes, 0);
+  TriedSet none;
+  for (int i = 0; i < picks; ++i) {
+    const uint32_t pick = picker.Pick(none);
+    EXPECT_LT(pick, nodes);
+    if (pick < nodes) ++counts[pick];
+  }
+  return counts;
+}
+
+std::vector<uint32_t> Sequence(RoundRobinPicker& picker, int picks) {
+  std::vector<uint32_t> out;
+  TriedSet none;
+  for (int i = 0; i < picks; ++i) out.push_back(picker.Pick(none));
+  return out;
+}
+
+// nginx's algorithm written out directly, for comparison.
+std::vector<uint32_t> ReferenceSequence(const std::vector<int>& weights, int picks) {
+  std::vector<int64_t> current(weights.size(), 0);
+  std::vector<uint32_t> out;
+  for (int p = 0; p < picks; ++p) {
+    int64_t total = 0;
+    int best = -1;
+    for (size_t i = 0; i < weights.size(); ++i) {
+      if (weights[i] <= 0) continue;
+      current[i] += weights[i];
+      total += weights[i];
+      if (best < 0 || current[i] > current[best]) best = static_cast<int>(i);
+    }
+    current[best] -= total;
+    out.push_back(static_cast<uint32_t>(best));
+  }
+  return out;
+}
+
+TEST(TriedSetTest, SmallAndLargeIndexes) {
+  TriedSet t;
+  EXPECT_EQ(t.count(), 0u);
+  EXPECT_FALSE(t.Contains(0));
+  t.Add(0);
+  t.Add(63);
+  t.Add(64);
+  t.Add(1000);
+  t.Add(63);    // again
+  t.Add(1000);  // again
+  EXPECT_EQ(t.count(), 4u);
+  EXPECT_TRUE(t.Contains(0));
+  EXPECT_TRUE(t.Contains(63));
+  EXPECT_TRUE(t.Contains(64));
+  EXPECT_TRUE(t.Contains(1000));
+  EXPECT_FALSE(t.Contains(1));
+  EXPECT_FALSE(t.Contains(65));
+  EXPECT_FALSE(t.Contains(999));
+  t.Clear();
+  EXPECT_EQ(t.count(), 0u);
+  EXPECT_FALSE(t.Contains(0));
+  EXPECT_FALSE(t.Contains(64));
+  EXPECT_FALSE(t.Contains(1000));
+  t.Add(70);
+  EXPECT_TRUE(t.Contains(70));
+  EXPECT_EQ(t.count(), 1u);
+}
+
+TEST(RoundRobinTest, Weights321) {
+  RoundRobinPicker p;
+  p.Build(Set({3, 2, 1}));
+  EXPECT_EQ(Counts(p, 3, 12), (std::vector<int>{6, 4, 2}));
+}
+
+TEST(RoundRobinTest, Weights301) {
+  RoundRobinPicker p;
+  p.Build(Set({3, 0, 1}));
+  EXPECT_EQ(Counts(p, 3, 12), (std::vector<int>{9, 0, 3}));
+}
+
+TEST(RoundRobinTest, Weights11) {
+  RoundRobinPicker p;
+  p.Build(Set({1, 1}));
+  EXPECT_EQ(Counts(p, 2, 12), (std::vector<int>{6, 6}));
+  EXPECT_EQ(Sequence(p, 4), (std::vector<uint32_t>{0, 1, 0, 1}));
+}
+
+TEST(RoundRobinTest, SmoothLikeNginx) {
+  // nginx's documented example: weights 5, 1, 1 give a a b a c a a.
+  RoundRobinPicker p;
+  p.Build(Set({5, 1, 1}));
+  EXPECT_EQ(Sequence(p, 14), (std::vector<uint32_t>{0, 0, 1, 0, 2, 0, 0, 0, 0, 1, 0, 2, 0, 0}));
+}
+
+TEST(RoundRobinTest, FollowsNginxSequenceExactly) {
+  // Repeated weights (the picker groups nodes by weight), ties between groups, large weights.
+  const std::vector<std::vector<int>> cases = {
+      {7, 3, 3, 1, 0, 12}, {2, 1, 2, 1, 2}, {1, 2, 1, 2}, {40000, 30001, 5}, {4, 4, 4, 4}};
+  for (const auto& weights : cases) {
+    RoundRobinPicker p;
+    p.Build(Set(weights));
+    EXPECT_EQ(Sequence(p, 5000), ReferenceSequence(weights, 5000));
+  }
+  std::mt19937 rng(1);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<int> weights(1 + rng() % 20);
+    for (int& w : weights) w = static_cast<int>(rng() % 7);
+    weights[rng() % weights.size()] = 1 + static_cast<int>(rng() % 6);  // at least one > 0
+    RoundRobinPicker p;
+    p.Build(Set(weights));
+    ASSERT_EQ(Sequence(p, 500), ReferenceSequence(weights, 500)) << "round " << round;
+  }
+}
+
+TEST(RoundRobinTest, HighestPriorityGroupOnly) {
+  RoundRobinPicker p;
+  p.Build(Set({1, 5, 1, 1}, {0, 0, 10, 10}));
+  EXPECT_EQ(Counts(p, 4, 10), (std::vector<int>{0, 0, 5, 5}));
+}
+
+TEST(RoundRobinTest, PriorityFallbackOnRetry) {
+  RoundRobinPicker p;
+  p.Build(Set({1, 1, 1, 1}, {0, 5, 5, -3}));
+  TriedSet tried;
+  std::vector<uint32_t> order;
+  for (uint32_t pick = p.Pick(tried); pick != kNone; pick = p.Pick(tried)) {
+    order.push_back(pick);
+    tried.Add(pick);
+  }
+  ASSERT_EQ(order.size(), 4u);
+  // The priority-5 nodes first (in either order), then priority 0, then -3.
+  EXPECT_TRUE((order[0] == 1 && order[1] == 2) || (order[0] == 2 && order[1] == 1));
+  EXPECT_EQ(order[2], 0u);
+  EXPECT_EQ(order[3], 3u);
+  EXPECT_EQ(p.Pick(tried), kNone);
+}
+
+TEST(RoundRobinTest, TriedNodesAreSkipped) {
+  RoundRobinPicker p;
+  p.Build(Set({5, 1, 1}));
+  TriedSet tried;
+  tried.Add(0);
+  for (int i = 0; i < 20; ++i) {
+    const uint32_t pick = p.Pick(tried);
+    EXPECT_TRUE(pick == 1 || pick == 2) << pick;
+  }
+  tried.Add(1);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(p.Pick(tried), 2u);
+  tried.Add(2);
+  EXPECT_EQ(p.Pick(tried), kNone);
+}
+
+TEST(RoundRobinTest, RetriesShareTheWeights) {
+  // Among untried nodes the weights still apply: with node 0 tried, 2:1 between 1 and 2.
+  RoundRobinPicker p;
+  p.Build(Set({9, 2, 1}));
+  TriedSet tried;
+  tried.Add(0);
+  std::map<uint32_t, int> counts;
+  for (int i = 0; i < 30; ++i) ++counts[p.Pick(tried)];
+  EXPECT_EQ(counts[1], 20);
+  EXPECT_EQ(counts[2], 10);
+}
+
+TEST(RoundRobinTest, ZeroWeightOnlyWhenNothingElseIsLeft) {
+  RoundRobinPicker p;
+  p.Build(Set({0, 2, 0, 1}));
+  TriedSet tried;
+  for (int i = 0; i < 30; ++i) {
+    const uint32_t pick = p.Pick(tried);
+    EXPECT_TRUE(pick == 1 || pick == 3) << pick;
+  }
+  tried.Add(1);
+  tried.Add(3);
+  const uint32_t a = p.Pick(tried);
+  EXPECT_TRUE(a == 0 || a == 2) << a;
+  tried.Add(a);
+  EXPECT_EQ(p.Pick(tried), a == 0 ? 2u : 0u);
+  tried.Add(a == 0 ? 2 : 0);
+  EXPECT_EQ(p.Pick(tried), kNone);
+}
+
+TEST(RoundRobinTest, ZeroWeightNodesAloneAreUsedInTurn) {
+  RoundRobinPicker p;
+  p.Build(Set({0, 0}));
+  EXPECT_EQ(Counts(p, 2, 10), (std::vector<int>{5, 5}));
+  p.Build(Set({0}));
+  EXPECT_EQ(Counts(p, 1, 3), (std::vector<int>{3}));
+}
+
+TEST(RoundRobinTest, ZeroWeightComesAfterLowerPriorityGroups) {
+  // Node 0 (priority 10, weight 0) is a last resort, after the priority-0 node.
+  RoundRobinPicker p;
+  p.Build(Set({0, 3, 1}, {10, 10, 0}));
+  TriedSet tried;
+  EXPECT_EQ(p.Pick(tried), 1u);
+  tried.Add(1);
+  EXPECT_EQ(p.Pick(tried), 2u);
+  tried.Add(2);
+  EXPECT_EQ(p.Pick(tried), 0u);
+  tried.Add(0);
+  EXPECT_EQ(p.Pick(tried), kNone);
+}
+
+TEST(RoundRobinTest, EmptySet) {
+  RoundRobinPicker p;
+  TriedSet tried;
+  EXPECT_EQ(p.Pick(tried), kNone);  // never built
+  EXPECT_EQ(p.built_from(), nullptr);
+  auto empty = std::make_shared<NodeSet>();
+  p.Build(empty);
+  EXPECT_EQ(p.built_from(), empty.get());
+  EXPECT_EQ(p.Pick(tried), kNone);
+  p.Build(nullptr);
+  EXPECT_EQ(p.Pick(tried), kNone);
+}
+
+TEST(RoundRobinTest, MoreThan64Nodes) {
+  constexpr size_t kNodes = 100;
+  RoundRobinPicker p;
+  p.Build(Set(std::vector<int>(kNodes, 1)));
+  EXPECT_EQ(Counts(p, kNodes, 300), std::vector<int>(kNodes, 3));
+
+  TriedSet tried;
+  for (uint32_t i = 0; i < kNodes; ++i) {
+    if (i != 77) tried.Add(i);
+  }
+  EXPECT_EQ(p.Pick(tried), 77u);
+  tried.Add(77);
+  EXPECT_EQ(p.Pick(tried), kNone);
+
+  // Walk every node once, as retries would.
+  tried.Clear();
+  std::vector<bool> seen(kNodes, false);
+  for (size_t i = 0; i < kNodes; ++i) {
+    const uint32_t pick = p.Pick(tried);
+    ASSERT_LT(pick, kNodes);
+    EXPECT_FALSE(seen[pick]);
+    seen[pick] = true;
+    tried.Add(pick);
+  }
+  EXPECT_EQ(p.Pick(tried), kNone);
+}
+
+TEST(RoundRobinTest, RebuildOnANewSet) {
+  RoundRobinPicker p;
+  auto first = Set({1, 1});
+  p.Build(first);
+  EXPECT_EQ(p.built_from(), first.get());
+  Counts(p, 2, 3);
+  auto second = Set({1, 3, 0}, {0, 0, 1});
+  p.Build(second);
+  EXPECT_EQ(p.built_from(), second.get());
+  // Fresh state: the same sequence as a new picker on the new set.
+  RoundRobinPicker fresh;
+  fresh.Build(second);
+  EXPECT_EQ(Sequence(p, 12), Sequence(fresh, 12));
+  auto counts = Counts(p, 3, 8);
+  EXPECT_EQ(counts, (std::vector<int>{2, 6, 0}));
+  // Shrinking the set never yields an index from the old one.
+  p.Build(Set({4}));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(p.Pick(TriedSet()), 0u);
+}
+
+TEST(RoundRobinTest, KeepsTheSetAlive) {
+  RoundRobinPicker p;
+  auto set = Set({1, 2});
+  const NodeSet* raw = set.get();
+  p.Build(std::move(set));
+  EXPECT_EQ(p.built_from(), raw);
+  EXPECT_EQ(raw->nodes.size(), 2u);
+}
+
+}  // namespace
+}  // namespace turnpike::upstream

@@ -28,7 +28,10 @@ Worker::Worker(int index, std::shared_ptr<const config::GatewayConfig> gateway,
     : index_(index), gateway_(std::move(gateway)), listen_fds_(std::move(listen_fds)) {}
 
 Worker::~Worker() {
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) {
+    Abort();
+    thread_.join();
+  }
   for (int fd : listen_fds_) {
     if (fd >= 0) close(fd);
   }

@@ -1,0 +1,165 @@
+// Counts heap allocations made while a warm worker proxies requests on a keep-alive
+// connection: the steady state must not allocate at all.
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "config/specs.h"
+#include "core/listen_socket.h"
+#include "proxy/snapshot.h"
+#include "proxy/worker.h"
+
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace turnpike::proxy {
+namespace {
+
+int ConnectTo(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    close(fd);
+    return -1;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return fd;
+}
+
+// A keep-alive origin that answers every request head with a fixed response. Uses only stack
+// buffers, so it adds nothing to the allocation count.
+void ServeOne(int fd);
+
+void ServeFixed(int listen_fd) {
+  for (;;) {
+    int fd = accept(listen_fd, nullptr, nullptr);
+    if (fd < 0) return;
+    ServeOne(fd);
+  }
+}
+
+void ServeOne(int fd) {
+  static const char kResponse[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+  char buf[8192];
+  size_t have = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+    if (n <= 0) break;
+    have += static_cast<size_t>(n);
+    for (;;) {
+      char* end = static_cast<char*>(memmem(buf, have, "\r\n\r\n", 4));
+      if (end == nullptr) break;
+      size_t used = static_cast<size_t>(end + 4 - buf);
+      if (write(fd, kResponse, sizeof(kResponse) - 1) < 0) {
+        close(fd);
+        return;
+      }
+      std::memmove(buf, buf + used, have - used);
+      have -= used;
+    }
+  }
+  close(fd);
+}
+
+// Sends one request and reads one whole response of known length (learned on the first call).
+bool RoundTrip(int fd, size_t* response_len) {
+  static const char kRequest[] = "GET /hello HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\n\r\n";
+  if (write(fd, kRequest, sizeof(kRequest) - 1) < 0) return false;
+  char buf[4096];
+  size_t have = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+    if (n <= 0) return false;
+    have += static_cast<size_t>(n);
+    if (*response_len == 0) {
+      char* end = static_cast<char*>(memmem(buf, have, "\r\n\r\n", 4));
+      if (end == nullptr) continue;
+      *response_len = static_cast<size_t>(end + 4 - buf) + 5;  // body is "hello"
+    }
+    if (have >= *response_len) return have == *response_len;
+  }
+}
+
+TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
+  StatusOr<int> origin = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+  ASSERT_TRUE(origin.ok()) << origin.status().message();
+  int origin_fd = origin.value();
+  // The origin thread uses blocking accept/read.
+  int flags = fcntl(origin_fd, F_GETFL);
+  fcntl(origin_fd, F_SETFL, flags & ~O_NONBLOCK);
+  std::thread origin_thread(ServeFixed, origin_fd);
+
+  auto gateway = std::make_shared<config::GatewayConfig>();
+  gateway->worker_processes = 1;
+  // Upstream connections are recycled after `requests` (default 1000), which allocates a new
+  // connection; measure the steady state between recycles.
+  gateway->upstream_keepalive.requests = 1000000;
+  config::RoutesConfig routes;
+  config::UpstreamSpec up;
+  up.id = "1";
+  up.nodes.push_back({.host = "127.0.0.1", .port = core::LocalPort(origin_fd), .weight = 1});
+  routes.upstreams.push_back(up);
+  config::RouteSpec route;
+  route.id = "r1";
+  route.uris = {"/hello"};
+  route.upstream_id = "1";
+  routes.routes.push_back(route);
+  std::vector<std::string> warnings;
+  SnapshotConstSharedPtr snap = BuildSnapshot(*gateway, routes, nullptr, 1, &warnings);
+
+  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+  ASSERT_TRUE(listen.ok());
+  int port = core::LocalPort(listen.value());
+  Worker worker(0, gateway, {listen.value()});
+  worker.Start(snap);
+
+  int fd = ConnectTo(port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  // The counter works: the first request allocates (connection, pool and picker state).
+  uint64_t cold = g_allocations.load();
+  ASSERT_TRUE(RoundTrip(fd, &response_len));
+  EXPECT_GT(g_allocations.load() - cold, 0u);
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(RoundTrip(fd, &response_len)) << "warm-up " << i;
+
+  constexpr int kRequests = 2000;
+  uint64_t before = g_allocations.load();
+  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTrip(fd, &response_len)) << i;
+  uint64_t allocations = g_allocations.load() - before;
+  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+
+  close(fd);
+  worker.Drain();
+  worker.Join();
+  shutdown(origin_fd, SHUT_RDWR);
+  close(origin_fd);
+  origin_thread.join();
+}
+
+}  // namespace
+}  // namespace turnpike::proxy

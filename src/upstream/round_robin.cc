@@ -1,6 +1,7 @@
 #include "upstream/round_robin.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <utility>
 
@@ -61,7 +62,7 @@ void RoundRobinPicker::Build(NodeSetConstSharedPtr set) {
     const int64_t weight = nodes[class_nodes_[i]].weight;
     class_total_ += weight;
     if (classes_.empty() || classes_.back().weight != weight) {
-      classes_.push_back(WeightClass{weight, 0, i, i, i});
+      classes_.push_back(WeightClass{weight, 0, i, i, i, class_nodes_[i]});
     }
     classes_.back().end = i + 1;
   }
@@ -69,15 +70,25 @@ void RoundRobinPicker::Build(NodeSetConstSharedPtr set) {
 
 uint32_t RoundRobinPicker::PickInGroup(std::vector<Slot>& group, const TriedSet& tried,
                                        bool zero_weight) {
+  // Copies of the tried bits: the writes to `current` below could otherwise alias them and
+  // force a reload per slot.
+  const uint64_t low = tried.low_bits();
+  const bool high = tried.has_high();
+  // The best current weight is kept in a register rather than read back through `best`,
+  // which would chain every iteration on a store-to-load round trip.
   Slot* best = nullptr;
+  int64_t best_current = INT64_MIN;
   int64_t total = 0;
   for (Slot& s : group) {
     if ((s.weight > 0) == zero_weight) continue;
-    if (tried.Contains(s.index)) continue;
+    if (s.index < 64 ? ((low >> s.index) & 1) != 0 : high && tried.Contains(s.index)) continue;
     const int weight = zero_weight ? 1 : s.weight;
     s.current += weight;
     total += weight;
-    if (best == nullptr || s.current > best->current) best = &s;
+    if (s.current > best_current) {
+      best_current = s.current;
+      best = &s;
+    }
   }
   if (best == nullptr) return kNone;
   best->current -= total;
@@ -87,20 +98,21 @@ uint32_t RoundRobinPicker::PickInGroup(std::vector<Slot>& group, const TriedSet&
 uint32_t RoundRobinPicker::Pick(const TriedSet& tried) {
   if (tried.count() == 0 && !classes_.empty()) {
     WeightClass* best = nullptr;
+    int64_t best_current = INT64_MIN;
     uint32_t best_index = 0;
     for (WeightClass& c : classes_) {
       c.current += c.weight;
-      const uint32_t index = class_nodes_[c.next];
-      if (best == nullptr || c.current > best->current ||
-          (c.current == best->current && index < best_index)) {
+      if (c.current > best_current || (c.current == best_current && c.node < best_index)) {
         best = &c;
-        best_index = index;
+        best_current = c.current;
+        best_index = c.node;
       }
     }
     if (++best->next == best->end) {
       best->next = best->begin;
       best->current -= class_total_;
     }
+    best->node = class_nodes_[best->next];
     return best_index;
   }
   for (bool zero_weight : {false, true}) {

@@ -21,6 +21,11 @@ class TriedSet {
   void Clear();
   size_t count() const { return count_; }
 
+  // For scans that test many indexes: the bits of the indexes below 64, and whether any
+  // index of 64 or more was added (then Contains() is needed for those).
+  uint64_t low_bits() const { return bits_; }
+  bool has_high() const { return !overflow_.empty(); }
+
  private:
   uint64_t bits_ = 0;
   std::vector<uint32_t> overflow_;
@@ -71,6 +76,7 @@ class RoundRobinPicker {
     uint32_t begin;  // its node indexes are class_nodes_[begin, end), ascending
     uint32_t end;
     uint32_t next;  // position of the next node in turn, in [begin, end)
+    uint32_t node;  // class_nodes_[next], kept here to spare a load per class and pick
   };
   std::vector<WeightClass> classes_;  // empty when no node has weight > 0
   std::vector<uint32_t> class_nodes_;

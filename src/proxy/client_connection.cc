@@ -145,9 +145,13 @@ void ClientConnection::ArmTimer(double seconds) {
 
 void ClientConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   auto* c = static_cast<ClientConnection*>(h->data);
+  // Buffered bytes never move while something refers to them: the request head's views
+  // during an exchange, body bytes an upstream write is sending.
   if (c->state_ == State::kLingering) c->begin_ = c->end_ = 0;
   if (c->begin_ == c->end_ && c->state_ == State::kReadingHead) c->begin_ = c->end_ = 0;
-  if (c->begin_ == c->end_ && c->state_ == State::kProxying) c->begin_ = c->end_ = c->head_end_;
+  if (c->begin_ == c->end_ && c->state_ == State::kProxying && !c->body_inflight_) {
+    c->begin_ = c->end_ = c->head_end_;
+  }
   buf->base = c->buf_ + c->end_;
   buf->len = c->cap_ - c->end_;
 }
@@ -181,8 +185,7 @@ void ClientConnection::OnData() {
       begin_ = end_ = 0;
       break;
     default:
-      StopReading();  // not expecting input now; it stays buffered
-      break;
+      break;  // a local reply is being written: input stays buffered for the next request
   }
 }
 
@@ -245,7 +248,8 @@ void ClientConnection::ProcessHead() {
 // ---------------------------------------------------------------- one request
 
 void ClientConnection::HandleRequest(size_t head_len) {
-  StopReading();
+  // Reading goes on (stopping and restarting costs epoll_ctl calls per request); input that
+  // arrives during the exchange is either body, or stays buffered as the next request.
   uv_timer_stop(&timer_);
   int err = parser_.ParseHead(buf_ + begin_, head_len, &req_);
   begin_ += head_len;
@@ -291,9 +295,11 @@ void ClientConnection::HandleRequest(size_t head_len) {
   stale_retry_used_ = false;
   request_sent_ = false;
   body_fed_ = false;
+  body_inflight_ = false;
   body_bytes_ = 0;
   resp_head_parsed_ = resp_head_sent_ = resp_done_ = false;
   resp_chunked_ = resp_close_delimited_ = false;
+  up_eof_pending_ = false;
   first_attempt_ms_ = uv_now(worker_->loop());
   if (req_.expect_continue && !req_body_done_) {
     uv_buf_t b = uv_buf_init(const_cast<char*>(kContinue.data()), kContinue.size());
@@ -358,8 +364,37 @@ void ClientConnection::ReplyLocal(int status, std::string_view message) {
   WriteClient();
 }
 
+// Writes client_bufs_. Most responses fit in the socket buffer, so the write is first tried
+// synchronously: a completed write then needs no write request, no callback and no epoll_ctl
+// (libuv re-arms the watcher after every queued write). The completion runs in this call, so
+// callers must not touch the exchange after WriteClient() returns.
 void ClientConnection::WriteClient() {
+  constexpr int kMaxSyncDepth = 8;  // pipelined requests answered back to back
   writing_ = true;
+  if (sync_depth_ < kMaxSyncDepth) {
+    int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), client_bufs_.data(),
+                         static_cast<unsigned>(client_bufs_.size()));
+    if (n < 0 && n != UV_EAGAIN) {
+      writing_ = false;
+      Close();
+      return;
+    }
+    size_t written = n > 0 ? static_cast<size_t>(n) : 0;
+    size_t first = 0;
+    while (first < client_bufs_.size() && written >= client_bufs_[first].len) {
+      written -= client_bufs_[first].len;
+      ++first;
+    }
+    if (first == client_bufs_.size()) {
+      ++sync_depth_;
+      OnClientWriteDone(0);
+      --sync_depth_;
+      return;
+    }
+    client_bufs_[first].base += written;
+    client_bufs_[first].len -= written;
+    client_bufs_.erase(client_bufs_.begin(), client_bufs_.begin() + static_cast<long>(first));
+  }
   int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), client_bufs_.data(),
                     static_cast<unsigned>(client_bufs_.size()), &OnWrite);
   if (rc != 0) {
@@ -371,18 +406,21 @@ void ClientConnection::WriteClient() {
 }
 
 void ClientConnection::OnWrite(uv_write_t* req, int status) {
-  auto* c = static_cast<ClientConnection*>(req->handle->data);
-  c->writing_ = false;
-  if (c->state_ == State::kClosed) return;
+  static_cast<ClientConnection*>(req->handle->data)->OnClientWriteDone(status);
+}
+
+void ClientConnection::OnClientWriteDone(int status) {
+  writing_ = false;
+  if (state_ == State::kClosed) return;
   if (status < 0) {
-    c->Close();
+    Close();
     return;
   }
-  uv_timer_stop(&c->timer_);
-  if (c->state_ == State::kLocalReply) {
-    c->FinishExchange();
-  } else if (c->state_ == State::kProxying) {
-    c->OnResponseWritten();
+  uv_timer_stop(&timer_);
+  if (state_ == State::kLocalReply) {
+    FinishExchange();
+  } else if (state_ == State::kProxying) {
+    OnResponseWritten();
   }
 }
 

@@ -85,6 +85,7 @@ class ClientConnection {
   void NextRequest();
   void LingerAndClose();
   void WriteClient();
+  void OnClientWriteDone(int status);
   void Compact();
   bool Grow(size_t new_cap);
 
@@ -97,7 +98,7 @@ class ClientConnection {
   void ForwardRequestBody();
   void ProcessResponse();
   void EncodeResponseHead();
-  void AppendResponseBody();
+  bool AppendResponseBody();
   void OnResponseWritten();
   void FailAttempt(int status, bool connect_phase);
   void ReleaseUpstream(bool reusable);
@@ -111,6 +112,7 @@ class ClientConnection {
   Worker* worker_;
   State state_ = State::kReadingHead;
   int pending_closes_ = 0;
+  int sync_depth_ = 0;  // nested synchronous write completions (bounded, see WriteClient)
   bool reading_ = false;
   bool writing_ = false;
   bool close_after_write_ = false;
@@ -146,12 +148,14 @@ class ClientConnection {
   bool request_sent_ = false;        // some of the request was written to an upstream
   bool req_body_done_ = false;       // the whole request body was read from the client
   bool body_fed_ = false;            // body bytes went to an upstream: no retry possible
+  bool body_inflight_ = false;       // an upstream write refers to our read buffer
   uint64_t body_bytes_ = 0;          // request body bytes so far (client_max_body_size)
   bool resp_head_parsed_ = false;
   bool resp_head_sent_ = false;
   bool resp_done_ = false;
   bool resp_chunked_ = false;        // we re-chunk the body for the client
   bool resp_close_delimited_ = false;  // HTTP/1.0 client: body ends at close
+  bool up_eof_pending_ = false;        // the node closed while a client write was in flight
 
   // Write scratch (capacity reused between requests: no allocation once warm).
   std::string out_;                               // response head / local reply

@@ -106,9 +106,10 @@ void ClientConnection::FailAttempt(int status, bool connect_phase) {
   if (attempts_ > 0 && attempts_ <= attempt_status_.size()) attempt_status_[attempts_ - 1] = status;
   bool stale = up_ != nullptr && up_->reused() && !connect_phase;
   if (up_ != nullptr) {
-    up_->Close();
+    up_->Close();  // cancels its write: our buffer is free again
     up_ = nullptr;
   }
+  body_inflight_ = false;
   if (resp_head_sent_) {  // the client already has part of a response: nothing to recover
     Close();
     return;
@@ -259,10 +260,11 @@ void ClientConnection::SendRequestHead() {
     return;
   }
   request_sent_ = true;
+  body_inflight_ = up_bufs_.size() > 1;
   const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
-  up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));
   up_->ArmTimer(t.send);
   up_->StartReading();
+  up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));  // may complete here
 }
 
 int ClientConnection::AppendRequestBody() {
@@ -303,14 +305,16 @@ void ClientConnection::ForwardRequestBody() {
     return;
   }
   if (up_bufs_.empty()) return;  // only framing bytes so far: read on
-  StopReading();
+  StopReading();  // back-pressure: no more body until the node took this piece
+  body_inflight_ = true;
   uv_timer_stop(&timer_);
   const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
-  up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));
   up_->ArmTimer(t.send);
+  up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));  // may complete here
 }
 
 void ClientConnection::OnUpstreamWritten(int status) {
+  body_inflight_ = false;
   if (status < 0) {
     if (resp_head_parsed_) {
       // The node answered early and stopped reading our body; the response still flows.
@@ -372,11 +376,12 @@ void ClientConnection::ProcessResponse() {
     up_->Consume(head_len);
     client_bufs_.push_back(Buf(out_));
   }
-  AppendResponseBody();
-  if (state_ == State::kClosed) return;
+  if (!AppendResponseBody()) return;
   if (!client_bufs_.empty()) {
     resp_head_sent_ = true;
-    up_->StopReading();
+    // Reading from the node goes on until more data arrives during this write (then
+    // OnUpstreamData stops it): small responses cost no epoll_ctl calls.
+    up_->set_pinned(true);
     up_->StopTimer();
     WriteClient();
     return;
@@ -440,11 +445,12 @@ void ClientConnection::EncodeResponseHead() {
   out_.append(kCrlf);
 }
 
-void ClientConnection::AppendResponseBody() {
+// Returns false when the exchange was ended here (error handled).
+bool ClientConnection::AppendResponseBody() {
   std::string_view data = up_->pending();
   if (resp_done_ || (data.empty() && !up_->parser().message_complete())) {
     if (up_->parser().message_complete()) resp_done_ = true;
-    return;
+    return true;
   }
   spans_.clear();
   http::BodyChunk r = up_->parser().FeedBody(data.data(), data.size(), &spans_);
@@ -460,7 +466,7 @@ void ClientConnection::AppendResponseBody() {
     } else {
       FailAttempt(502, false);
     }
-    return;
+    return false;
   }
   up_->Consume(r.consumed);
   AppendSpans(spans_, resp_chunked_, &resp_chunk_heads_, &client_bufs_);
@@ -468,9 +474,16 @@ void ClientConnection::AppendResponseBody() {
     resp_done_ = true;
     if (resp_chunked_) client_bufs_.push_back(Buf(kLastChunk));
   }
+  return true;
 }
 
 void ClientConnection::OnResponseWritten() {
+  if (up_ != nullptr) up_->set_pinned(false);
+  if (up_eof_pending_) {
+    up_eof_pending_ = false;
+    OnUpstreamEof(UV_EOF);
+    return;
+  }
   if (!resp_done_) {
     if (up_ == nullptr) {
       Close();
@@ -490,6 +503,10 @@ void ClientConnection::OnResponseWritten() {
 }
 
 void ClientConnection::OnUpstreamEof(int /*status*/) {
+  if (writing_) {  // finish the write in flight first
+    up_eof_pending_ = true;
+    return;
+  }
   if (!resp_head_parsed_) {
     FailAttempt(502, /*connect_phase=*/false);
     return;

@@ -41,6 +41,7 @@ void UpstreamConnection::Attach(ClientConnection* owner) {
 
 void UpstreamConnection::Detach() {
   owner_ = nullptr;
+  pinned_ = false;
   begin_ = end_ = scan_pos_ = 0;
 }
 
@@ -68,8 +69,32 @@ void UpstreamConnection::OnConnect(uv_connect_t* req, int status) {
   u->owner_->OnUpstreamConnected(status);
 }
 
-void UpstreamConnection::Write(const uv_buf_t* bufs, unsigned count) {
+void UpstreamConnection::Write(uv_buf_t* bufs, unsigned count) {
+  constexpr int kMaxSyncDepth = 8;
   writing_ = true;
+  if (sync_depth_ < kMaxSyncDepth) {
+    int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), bufs, count);
+    if (n < 0 && n != UV_EAGAIN) {
+      writing_ = false;
+      if (owner_ != nullptr) owner_->OnUpstreamWritten(n);
+      return;
+    }
+    size_t written = n > 0 ? static_cast<size_t>(n) : 0;
+    while (count > 0 && written >= bufs->len) {
+      written -= bufs->len;
+      ++bufs;
+      --count;
+    }
+    if (count == 0) {
+      writing_ = false;
+      ++sync_depth_;
+      if (owner_ != nullptr) owner_->OnUpstreamWritten(0);
+      --sync_depth_;
+      return;
+    }
+    bufs->base += written;
+    bufs->len -= written;
+  }
   int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), bufs, count, &OnWrite);
   if (rc != 0) {
     writing_ = false;
@@ -113,9 +138,10 @@ void UpstreamConnection::Consume(size_t n) {
 
 void UpstreamConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   auto* u = static_cast<UpstreamConnection*>(h->data);
-  // Reading runs only while nothing refers to the buffer (no client write in flight), so
-  // unconsumed bytes may move to the front.
-  if (u->begin_ == u->end_) {
+  // Unconsumed bytes may move to the front unless a client write refers to them.
+  if (u->pinned_) {
+    // append only
+  } else if (u->begin_ == u->end_) {
     u->begin_ = u->end_ = 0;
   } else if (u->end_ == kBufferSize && u->begin_ > 0) {
     std::memmove(u->buf_, u->buf_ + u->begin_, u->end_ - u->begin_);

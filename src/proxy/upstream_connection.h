@@ -32,8 +32,10 @@ class UpstreamConnection {
   void Detach();                         // back to the pool (caller then calls PutIdle)
   void Close();                          // idempotent
 
-  // Writes `bufs` (must stay valid until owner->OnUpstreamWritten).
-  void Write(const uv_buf_t* bufs, unsigned count);
+  // Writes `bufs` (must stay valid until owner->OnUpstreamWritten). Tried synchronously
+  // first; then OnUpstreamWritten runs inside this call, so the caller must not touch the
+  // exchange after Write() returns. `bufs` may be modified.
+  void Write(uv_buf_t* bufs, unsigned count);
   void StartReading();
   void StopReading();
   void ArmTimer(double seconds);  // fires owner->OnUpstreamTimeout (or closes when idle)
@@ -57,6 +59,10 @@ class UpstreamConnection {
   size_t* scan_pos() { return &scan_pos_; }
   std::string& request_head() { return request_head_; }
   bool buffer_full() const { return end_ == kBufferSize && begin_ == 0; }
+
+  // While a client write refers to bytes of the read buffer, reading may go on but must not
+  // move or reuse them.
+  void set_pinned(bool pinned) { pinned_ = pinned; }
 
   size_t pool_index = 0;  // position in the worker's idle list (worker use only)
 
@@ -86,10 +92,12 @@ class UpstreamConnection {
   std::string request_head_;  // encoding buffer for request heads, reused
   uint32_t requests_ = 0;
   int pending_closes_ = 0;
+  int sync_depth_ = 0;
   bool closing_ = false;
   bool writing_ = false;
   bool reading_ = false;
   bool connected_ = false;
+  bool pinned_ = false;
 };
 
 }  // namespace turnpike::proxy

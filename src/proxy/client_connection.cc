@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "base/strings.h"
+#include "http/uri.h"
 #include "proxy/upstream_connection.h"
 
 namespace turnpike::proxy {
@@ -273,9 +274,18 @@ void ClientConnection::HandleRequest(size_t head_len) {
     ReplyLocal(413, "");
     return;
   }
+  if (http::IsNormalPath(req_.path)) {
+    uri_ = req_.path;
+  } else if (http::NormalizePath(req_.path, &uri_scratch_)) {
+    uri_ = uri_scratch_;
+  } else {
+    keep_alive_ = false;
+    ReplyLocal(400, "");
+    return;
+  }
   NormalizeHost(req_.host, &host_);
   snapshot_ = worker_->snapshot();
-  uint32_t idx = snapshot_->table->Match(req_.method, host_, req_.path);
+  uint32_t idx = snapshot_->table->Match(req_.method, host_, uri_);
   if (idx == router::RouteTable::kNoMatch) {
     ReplyLocal(404, "404 Route Not Found");
     return;

@@ -133,6 +133,8 @@ class ClientConnection {
   http::RequestParser parser_;
   http::RequestHead req_;
   std::string host_;  // lowercased Host without port (reused buffer)
+  std::string uri_scratch_;  // normalized path when the raw one is not normal
+  std::string_view uri_;     // nginx's $uri: the path routes match on
   SnapshotConstSharedPtr snapshot_;  // pinned for the whole exchange
   const Route* route_ = nullptr;
   const Upstream* upstream_ = nullptr;

@@ -9,6 +9,7 @@
 
 #include "config/loader.h"
 #include "core/listen_socket.h"
+#include "daemon/access_log.h"
 
 namespace turnpike::daemon {
 namespace {
@@ -100,9 +101,23 @@ int Control::Run() {
     uv_loop_close(&loop_);
     return 1;
   }
+  std::shared_ptr<proxy::AccessLog> access_log;
+  if (gateway_->enable_access_log && !gateway_->access_log.empty()) {
+    auto opened = OpenAccessLog(gateway_->access_log);
+    if (!opened.ok()) {
+      spdlog::critical("{}", opened.status().message());
+      for (auto& list : fds) {
+        for (int fd : list) close(fd);
+      }
+      uv_loop_close(&loop_);
+      return 1;
+    }
+    access_log = opened.value();
+  }
   for (size_t i = 0; i < fds.size(); ++i) {
     workers_.push_back(std::make_unique<proxy::Worker>(static_cast<int>(i), gateway_,
                                                        std::move(fds[i])));
+    workers_.back()->set_access_log(access_log);
     workers_.back()->Start(current_);
   }
   std::string where;

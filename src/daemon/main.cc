@@ -80,6 +80,12 @@ int main(int argc, char** argv) {
   }
 
   spdlog::set_level(LevelFromNginx(gw.value->error_log_level));
-  daemon::Control control(std::make_shared<const config::GatewayConfig>(std::move(*gw.value)));
-  return control.Run();
+  int rc = 0;
+  {
+    daemon::Control control(
+        std::make_shared<const config::GatewayConfig>(std::move(*gw.value)));
+    rc = control.Run();
+  }
+  spdlog::shutdown();  // flushes the asynchronous access log
+  return rc;
 }

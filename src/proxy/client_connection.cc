@@ -257,6 +257,9 @@ void ClientConnection::HandleRequest(size_t head_len) {
   head_end_ = begin_;
   scan_pos_ = 0;
   ++requests_;
+  start_ms_ = uv_now(worker_->loop());
+  bytes_sent_ = 0;
+  resp_status_ = 0;
   worker_->mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
   keep_alive_ = req_.keep_alive && !worker_->draining();
   req_body_done_ = req_.framing == http::Framing::kNone;
@@ -329,6 +332,7 @@ bool ClientConnection::SkipRequestBody() {
 
 void ClientConnection::ReplyLocal(int status, std::string_view message) {
   state_ = State::kLocalReply;
+  resp_status_ = status;
   if (!req_body_done_ && !SkipRequestBody()) keep_alive_ = false;
   if (worker_->draining()) keep_alive_ = false;
   std::string_view reason = http::ReasonPhrase(status);
@@ -339,7 +343,8 @@ void ClientConnection::ReplyLocal(int status, std::string_view message) {
   out_.append(reason);
   out_.append("\r\nDate: ");
   out_.append(worker_->Date());
-  out_.append("\r\nContent-Type: application/json\r\nServer: turnpike/" TURNPIKE_VERSION "\r\n");
+  out_.append("\r\nContent-Type: application/json\r\n");
+  out_.append(worker_->server_header());
   if (attempts_ > 0) {
     out_.append("X-APISIX-Upstream-Status: ");
     for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
@@ -381,6 +386,7 @@ void ClientConnection::ReplyLocal(int status, std::string_view message) {
 void ClientConnection::WriteClient() {
   constexpr int kMaxSyncDepth = 8;  // pipelined requests answered back to back
   writing_ = true;
+  for (const uv_buf_t& b : client_bufs_) bytes_sent_ += b.len;
   if (sync_depth_ < kMaxSyncDepth) {
     int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), client_bufs_.data(),
                          static_cast<unsigned>(client_bufs_.size()));
@@ -442,7 +448,61 @@ void ClientConnection::OnTimer(uv_timer_t* t) {
   c->Close();
 }
 
+void ClientConnection::WriteAccessLog(AccessLog* log) {
+  // APISIX's default format, minus the fields Turnpike does not have yet:
+  // $remote_addr - - [$time_local] $http_host "$request_line" $status $bytes_sent
+  // $request_time "$http_referer" "$http_user_agent" $upstream_addr $upstream_status
+  std::string& line = worker_->log_line();
+  line.clear();
+  line.append(peer_ip_);
+  line.append(" - - [");
+  line.append(worker_->LocalTime());
+  line.append("] ");
+  line.append(req_.host.empty() ? std::string_view("-") : req_.host);
+  line.append(" \"");
+  line.append(req_.method_name);
+  line.push_back(' ');
+  line.append(req_.target);
+  line.append(req_.version_minor == 0 ? " HTTP/1.0\" " : " HTTP/1.1\" ");
+  AppendUint(&line, static_cast<uint64_t>(resp_status_));
+  line.push_back(' ');
+  AppendUint(&line, bytes_sent_);
+  uint64_t ms = uv_now(worker_->loop()) - start_ms_;
+  line.push_back(' ');
+  AppendUint(&line, ms / 1000);
+  line.push_back('.');
+  char frac[4] = {static_cast<char>('0' + ms % 1000 / 100), static_cast<char>('0' + ms % 100 / 10),
+                  static_cast<char>('0' + ms % 10), 0};
+  line.append(frac);
+  std::string_view referer = "-";
+  std::string_view agent = "-";
+  for (const http::Header& h : req_.headers) {
+    if (base::EqualsIgnoreCase(h.name, "referer")) referer = h.value;
+    if (base::EqualsIgnoreCase(h.name, "user-agent")) agent = h.value;
+  }
+  line.append(" \"");
+  line.append(referer);
+  line.append("\" \"");
+  line.append(agent);
+  line.append("\" ");
+  if (attempts_ > 0 && upstream_ != nullptr) {
+    const upstream::Node& node = upstream_->nodes->nodes[node_index_];
+    line.append(node.host);
+    line.push_back(':');
+    AppendUint(&line, node.port);
+    line.push_back(' ');
+    for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
+      if (i > 0) line.append(", ");
+      AppendUint(&line, attempt_status_[i]);
+    }
+  } else {
+    line.append("- -");
+  }
+  log->Write(line);
+}
+
 void ClientConnection::FinishExchange() {
+  if (AccessLog* log = worker_->access_log()) WriteAccessLog(log);
   snapshot_.reset();
   route_ = nullptr;
   upstream_ = nullptr;

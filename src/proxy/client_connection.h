@@ -82,6 +82,7 @@ class ClientConnection {
   bool SkipRequestBody();
   void ReplyLocal(int status, std::string_view message);
   void FinishExchange();
+  void WriteAccessLog(AccessLog* log);
   void NextRequest();
   void LingerAndClose();
   void WriteClient();
@@ -128,6 +129,9 @@ class ClientConnection {
   char peer_ip_[48] = {};
   uint16_t local_port_ = 0;
   uint32_t requests_ = 0;
+  uint64_t start_ms_ = 0;    // loop time the current request's head was complete
+  uint64_t bytes_sent_ = 0;  // bytes written to the client for the current request
+  int resp_status_ = 0;      // status sent for the current request
 
   // ---- the current exchange ----
   http::RequestParser parser_;

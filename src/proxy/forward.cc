@@ -395,13 +395,15 @@ void ClientConnection::ProcessResponse() {
 
 void ClientConnection::EncodeResponseHead() {
   const http::ResponseHead& r = up_->head();
+  resp_status_ = r.status;
   bool no_body = http::ResponseHasNoBody(r.status, req_.method == base::Method::kHead);
   out_.clear();
   out_.append("HTTP/1.1 ");
   AppendUint(&out_, static_cast<uint64_t>(r.status));
   out_.push_back(' ');
   out_.append(r.reason.empty() ? http::ReasonPhrase(r.status) : r.reason);
-  out_.append("\r\nServer: turnpike/" TURNPIKE_VERSION "\r\n");
+  out_.append(kCrlf);
+  out_.append(worker_->server_header());
   for (const http::Header& h : r.headers) {
     std::string_view n = h.name;
     if (http::IsHopByHop(n) || http::IsListedIn(n, r.connection_tokens, r.connection_token_count)) {

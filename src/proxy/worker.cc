@@ -25,7 +25,11 @@ size_t PoolKeyHash::operator()(const PoolKey& k) const {
 
 Worker::Worker(int index, std::shared_ptr<const config::GatewayConfig> gateway,
                std::vector<int> listen_fds)
-    : index_(index), gateway_(std::move(gateway)), listen_fds_(std::move(listen_fds)) {}
+    : index_(index), gateway_(std::move(gateway)), listen_fds_(std::move(listen_fds)) {
+  // APISIX: enable_server_tokens adds the version to the Server header.
+  server_header_ = gateway_->enable_server_tokens ? "Server: turnpike/" TURNPIKE_VERSION "\r\n"
+                                                  : "Server: turnpike\r\n";
+}
 
 Worker::~Worker() {
   if (thread_.joinable()) {
@@ -114,6 +118,17 @@ void Worker::ApplySnapshot(SnapshotConstSharedPtr next) {
 }
 
 std::string_view Worker::Date() { return date_.Get(std::time(nullptr)); }
+
+std::string_view Worker::LocalTime() {
+  std::time_t now = std::time(nullptr);
+  if (now != local_time_second_) {
+    std::tm tm{};
+    localtime_r(&now, &tm);
+    local_time_len_ = std::strftime(local_time_, sizeof(local_time_), "%d/%b/%Y:%H:%M:%S %z", &tm);
+    local_time_second_ = now;
+  }
+  return std::string_view(local_time_, local_time_len_);
+}
 
 uint32_t Worker::PickNode(const Upstream& up, const upstream::TriedSet& tried) {
   upstream::RoundRobinPicker& picker = pickers_[up.slot];

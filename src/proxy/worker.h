@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config/specs.h"
+#include "proxy/access_log.h"
 #include "core/http_date.h"
 #include "core/snapshot_slot.h"
 #include "proxy/snapshot.h"
@@ -56,6 +57,9 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
+  // Before Start(): report every finished request to `log` (shared by all workers).
+  void set_access_log(std::shared_ptr<AccessLog> log) { access_log_ = std::move(log); }
+
   // Any thread. Starts the thread; it serves once it has a snapshot.
   void Start(SnapshotConstSharedPtr initial);
   // Any thread. Hands over a new snapshot; the worker switches to it on its loop.
@@ -77,6 +81,10 @@ class Worker {
   const SnapshotConstSharedPtr& snapshot() const { return snapshot_; }
   bool draining() const { return draining_; }
   std::string_view Date();
+  AccessLog* access_log() const { return access_log_.get(); }
+  std::string& log_line() { return log_line_; }  // scratch buffer for access-log lines
+  std::string_view LocalTime();                  // "30/Nov/2026:05:21:21 +0000", cached
+  std::string_view server_header() const { return server_header_; }  // "Server: ...\r\n"
   WorkerStats& mutable_stats() { return stats_; }
 
   // Picks a node of `up` not in `tried`; returns its index or RoundRobinPicker::kNone.
@@ -124,6 +132,12 @@ class Worker {
   bool draining_ = false;
   bool finished_ = false;
   core::HttpDate date_;
+  std::shared_ptr<AccessLog> access_log_;
+  std::string log_line_;
+  std::string server_header_;
+  std::time_t local_time_second_ = -1;
+  char local_time_[40] = {};
+  size_t local_time_len_ = 0;
   WorkerStats stats_;
 };
 

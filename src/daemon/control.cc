@@ -185,7 +185,8 @@ void Control::Reload(const char* reason, bool force) {
   for (auto& w : workers_) w->Publish(next);
   auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
                 .count();
-  spdlog::info(
+  // warn, as APISIX logs its reloads: visible at the default error_log_level.
+  spdlog::warn(
       "config version {} loaded ({}): {} routes, {} upstreams, {} nodes ({} node sets "
       "unchanged), {} errors, in {:.1f} ms",
       version_, reason, stats.routes, stats.upstreams, stats.nodes, stats.reused_node_sets,

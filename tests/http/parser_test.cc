@@ -1,0 +1,119 @@
+// FindHeadEnd / FirstLineLength: locating a message head in a growing read buffer.
+#include "http/parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+namespace turnpike::http {
+namespace {
+
+constexpr std::string_view kHead = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+
+TEST(FindHeadEndTest, FindsCrlfTerminator) {
+  size_t scan = 0;
+  EXPECT_EQ(FindHeadEnd(kHead, &scan), kHead.size());
+}
+
+TEST(FindHeadEndTest, ReturnsHeadLengthWhenBodyOrNextRequestFollows) {
+  std::string buf = std::string(kHead) + "body bytes\r\n\r\nmore";
+  size_t scan = 0;
+  EXPECT_EQ(FindHeadEnd(buf, &scan), kHead.size());
+}
+
+TEST(FindHeadEndTest, FindsBareLfTerminator) {
+  constexpr std::string_view head = "GET / HTTP/1.1\nHost: a\n\n";
+  size_t scan = 0;
+  EXPECT_EQ(FindHeadEnd(head, &scan), head.size());
+}
+
+TEST(FindHeadEndTest, FindsLfThenCrlfTerminator) {
+  constexpr std::string_view head = "GET / HTTP/1.1\nHost: a\n\r\n";
+  size_t scan = 0;
+  EXPECT_EQ(FindHeadEnd(head, &scan), head.size());
+}
+
+TEST(FindHeadEndTest, NotFoundReturnsZeroAndAdvancesScanPos) {
+  constexpr std::string_view partial = "GET / HTTP/1.1\r\nHost: a\r\n";
+  size_t scan = 0;
+  EXPECT_EQ(FindHeadEnd(partial, &scan), 0u);
+  EXPECT_EQ(scan, partial.size());
+
+  scan = 0;
+  EXPECT_EQ(FindHeadEnd("", &scan), 0u);
+  EXPECT_EQ(scan, 0u);
+
+  scan = 0;
+  EXPECT_EQ(FindHeadEnd("GET / HTTP/1.1", &scan), 0u);  // no newline at all
+  EXPECT_EQ(scan, 14u);
+}
+
+TEST(FindHeadEndTest, SingleLineEndingsInsideHeadAreNotATerminator) {
+  // "\r\r\n" and "\n \n" are not blank lines.
+  size_t scan = 0;
+  EXPECT_EQ(FindHeadEnd("GET / HTTP/1.1\r\nA: b\r\r\nC: d\n \n", &scan), 0u);
+}
+
+// The buffer grows one read at a time; the terminator can be split at every position.
+TEST(FindHeadEndTest, TerminatorSplitAcrossIncrementalCalls) {
+  for (std::string_view head : {std::string_view("GET / HTTP/1.1\r\nHost: a\r\n\r\n"),
+                                std::string_view("GET / HTTP/1.1\nHost: a\n\n"),
+                                std::string_view("GET / HTTP/1.1\r\nHost: a\n\r\n")}) {
+    for (size_t split = 1; split < head.size(); ++split) {
+      SCOPED_TRACE(::testing::Message()
+                   << "head=" << ::testing::PrintToString(head) << " split=" << split);
+      size_t scan = 0;
+      EXPECT_EQ(FindHeadEnd(head.substr(0, split), &scan), 0u);
+      EXPECT_EQ(scan, split);
+      EXPECT_EQ(FindHeadEnd(head, &scan), head.size());
+    }
+  }
+}
+
+TEST(FindHeadEndTest, ByteByByteGrowth) {
+  std::string head = "POST /upload HTTP/1.1\r\nHost: example.com\r\nContent-Length: 3\r\n\r\n";
+  std::string full = head + "abc";
+  size_t scan = 0;
+  size_t found = 0;
+  size_t len = 0;
+  for (len = 1; len <= full.size() && found == 0; ++len) {
+    found = FindHeadEnd(std::string_view(full).substr(0, len), &scan);
+  }
+  EXPECT_EQ(found, head.size());
+  EXPECT_EQ(len - 1, head.size());  // found as soon as the last terminator byte arrived
+}
+
+TEST(FindHeadEndTest, ResumesWithoutRescanningEarlierBytes) {
+  // A "\n\n" before scan_pos - 3 is not looked at again: the caller promised those bytes were
+  // already scanned. This is what makes the scan linear in the head size.
+  std::string buf = "x\n\nyyyyyyyyyy";
+  size_t scan = 10;
+  EXPECT_EQ(FindHeadEnd(buf, &scan), 0u);
+  EXPECT_EQ(scan, buf.size());
+}
+
+TEST(FindHeadEndTest, ScanPosIsNotChangedWhenFound) {
+  size_t scan = 5;
+  EXPECT_EQ(FindHeadEnd(kHead, &scan), kHead.size());
+  EXPECT_EQ(scan, 5u);
+}
+
+TEST(FirstLineLengthTest, ExcludesLineEnding) {
+  EXPECT_EQ(FirstLineLength("GET / HTTP/1.1\r\nHost: a\r\n\r\n"), 14u);
+  EXPECT_EQ(FirstLineLength("GET / HTTP/1.1\nHost: a\n\n"), 14u);
+}
+
+TEST(FirstLineLengthTest, WholeInputWhenNoLineEndYet) {
+  EXPECT_EQ(FirstLineLength("GET /very/long/target"), 21u);
+  EXPECT_EQ(FirstLineLength("GET / HTTP/1.1\r"), 15u);  // CR alone is not a line end
+  EXPECT_EQ(FirstLineLength(""), 0u);
+}
+
+TEST(FirstLineLengthTest, EmptyFirstLine) {
+  EXPECT_EQ(FirstLineLength("\r\nGET"), 0u);
+  EXPECT_EQ(FirstLineLength("\nGET"), 0u);
+}
+
+}  // namespace
+}  // namespace turnpike::http

@@ -83,6 +83,14 @@ int Control::Run() {
   uv_loop_init(&loop_);
   loop_.data = this;
   signal(SIGPIPE, SIG_IGN);
+  // Signals are handled before anything is served, so an early SIGHUP/SIGTERM is not fatal.
+  uv_signal_init(&loop_, &sigterm_);
+  uv_signal_init(&loop_, &sigint_);
+  uv_signal_init(&loop_, &sighup_);
+  sigterm_.data = sigint_.data = sighup_.data = this;
+  uv_signal_start(&sigterm_, &OnSignal, SIGTERM);
+  uv_signal_start(&sigint_, &OnSignal, SIGINT);
+  uv_signal_start(&sighup_, &OnSignal, SIGHUP);
 
   Reload("startup", /*force=*/true);
   if (!current_) {
@@ -127,13 +135,6 @@ int Control::Run() {
   spdlog::info("turnpike {} serving on {} with {} worker(s); routes from {}", TURNPIKE_VERSION,
                where, workers_.size(), gateway_->routes_file);
 
-  uv_signal_init(&loop_, &sigterm_);
-  uv_signal_init(&loop_, &sigint_);
-  uv_signal_init(&loop_, &sighup_);
-  sigterm_.data = sigint_.data = sighup_.data = this;
-  uv_signal_start(&sigterm_, &OnSignal, SIGTERM);
-  uv_signal_start(&sigint_, &OnSignal, SIGINT);
-  uv_signal_start(&sighup_, &OnSignal, SIGHUP);
   uv_fs_poll_init(&loop_, &poll_);
   poll_.data = this;
   // stat() polling follows symlinks, so a Kubernetes ConfigMap swap (new inode) is seen too.

@@ -8,14 +8,37 @@ namespace turnpike::http {
 namespace {
 
 // Appends a span, merging it with the previous one when llhttp split a contiguous token.
-void AppendSpan(std::string_view* dst, const char* at, size_t len) {
+// Returns false when the pieces are not contiguous: with a whole head that only happens for a
+// header value folded over several lines (obs-fold), which RFC 9112 §5.2 lets us reject.
+bool AppendSpan(std::string_view* dst, const char* at, size_t len) {
   if (dst->empty()) {
     *dst = std::string_view(at, len);
   } else if (dst->data() + dst->size() == at) {
     *dst = std::string_view(dst->data(), dst->size() + len);
   } else {
-    *dst = std::string_view(at, len);  // not contiguous: cannot happen with a whole head
+    return false;
   }
+  return true;
+}
+
+// llhttp keeps trailing spaces and tabs of header values; field values exclude them.
+void TrimTrailingWhitespace(std::vector<Header>* headers) {
+  for (Header& h : *headers) {
+    while (!h.value.empty() && (h.value.back() == ' ' || h.value.back() == '\t')) {
+      h.value.remove_suffix(1);
+    }
+  }
+}
+
+// The version at the end of the request line, when it is well formed ("HTTP/d.d").
+bool HasWellFormedVersion(const char* data, size_t len) {
+  std::string_view line(data, len);
+  size_t end = line.find_first_of("\r\n");
+  if (end != std::string_view::npos) line = line.substr(0, end);
+  if (line.size() < 9) return false;
+  std::string_view v = line.substr(line.size() - 8);
+  return v.substr(0, 5) == "HTTP/" && v[5] >= '0' && v[5] <= '9' && v[6] == '.' &&
+         v[7] >= '0' && v[7] <= '9' && line[line.size() - 9] == ' ';
 }
 
 void AppendBody(std::vector<std::string_view>* out, const char* at, size_t len) {
@@ -97,8 +120,7 @@ RequestParser::RequestParser() {
 
 int RequestParser::OnUrl(llhttp_t* p, const char* at, size_t len) {
   auto* self = static_cast<RequestParser*>(p->data);
-  AppendSpan(&self->head_->target, at, len);
-  return 0;
+  return AppendSpan(&self->head_->target, at, len) ? 0 : -1;
 }
 
 int RequestParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
@@ -108,15 +130,13 @@ int RequestParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
     headers.push_back(Header{});
     self->in_value_ = false;
   }
-  AppendSpan(&headers.back().name, at, len);
-  return 0;
+  return AppendSpan(&headers.back().name, at, len) ? 0 : -1;
 }
 
 int RequestParser::OnHeaderValue(llhttp_t* p, const char* at, size_t len) {
   auto* self = static_cast<RequestParser*>(p->data);
   self->in_value_ = true;
-  AppendSpan(&self->head_->headers.back().value, at, len);
-  return 0;
+  return AppendSpan(&self->head_->headers.back().value, at, len) ? 0 : -1;
 }
 
 int RequestParser::OnHeadersComplete(llhttp_t* p) {
@@ -141,25 +161,31 @@ int RequestParser::OnMessageComplete(llhttp_t* p) {
 }
 
 int RequestParser::ParseHead(const char* data, size_t len, RequestHead* head) {
-  if (llhttp_get_errno(&parser_) == HPE_PAUSED) llhttp_resume(&parser_);
+  // Every head arrives whole, so each starts from a clean parser (this also forgets an
+  // Upgrade the previous request asked for and did not get).
+  llhttp_reset(&parser_);
   head->Clear();
   head_ = head;
   body_out_ = nullptr;
   complete_ = false;
   in_value_ = false;
   llhttp_errno_t err = llhttp_execute(&parser_, data, len);
+  if (err == HPE_PAUSED_UPGRADE) err = HPE_OK;  // upgrades are not offered: plain request
   if (err != HPE_OK && err != HPE_PAUSED) {
-    return err == HPE_INVALID_VERSION ? 505 : 400;
+    return err == HPE_INVALID_VERSION && HasWellFormedVersion(data, len) ? 505 : 400;
   }
+  if (head->target.empty()) return 400;
   if (parser_.http_major != 1) return 505;
   if (err == HPE_PAUSED) {
     // Paused at message end: the head must have been consumed entirely.
     if (llhttp_get_error_pos(&parser_) != data + len) return 400;
+  } else if (!complete_ && !(parser_.flags & (F_CHUNKED | F_CONTENT_LENGTH))) {
+    return 400;  // not a whole head
   }
+  TrimTrailingWhitespace(&head->headers);
   head->method_name = llhttp_method_name(static_cast<llhttp_method_t>(parser_.method));
   head->method = base::ParseMethod(head->method_name);
   std::string_view target = head->target;
-  if (target.empty()) return 400;
   if (target[0] != '/') {
     // absolute-form: scheme://authority/path
     size_t scheme_end = target.find("://");
@@ -237,8 +263,7 @@ void ResponseParser::Reset(bool head_request) {
 
 int ResponseParser::OnStatus(llhttp_t* p, const char* at, size_t len) {
   auto* self = static_cast<ResponseParser*>(p->data);
-  AppendSpan(&self->head_->reason, at, len);
-  return 0;
+  return AppendSpan(&self->head_->reason, at, len) ? 0 : -1;
 }
 
 int ResponseParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
@@ -248,26 +273,28 @@ int ResponseParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
     headers.push_back(Header{});
     self->in_value_ = false;
   }
-  AppendSpan(&headers.back().name, at, len);
-  return 0;
+  return AppendSpan(&headers.back().name, at, len) ? 0 : -1;
 }
 
 int ResponseParser::OnHeaderValue(llhttp_t* p, const char* at, size_t len) {
   auto* self = static_cast<ResponseParser*>(p->data);
   self->in_value_ = true;
-  AppendSpan(&self->head_->headers.back().value, at, len);
-  return 0;
+  return AppendSpan(&self->head_->headers.back().value, at, len) ? 0 : -1;
 }
 
 int ResponseParser::OnHeadersComplete(llhttp_t* p) {
   auto* self = static_cast<ResponseParser*>(p->data);
   ResponseHead* h = self->head_;
   h->status = p->status_code;
+  if (h->status < 100 || h->status > 599) return -1;  // status codes have three digits
   h->version_minor = p->http_minor;
   h->keep_alive = llhttp_should_keep_alive(p) != 0;
   if (ResponseHasNoBody(h->status, self->head_request_)) {
     h->framing = Framing::kNone;
     h->content_length = 0;
+    // llhttp's keep-alive answer assumed a close-delimited body; there is none.
+    h->keep_alive = !(p->flags & F_CONNECTION_CLOSE) &&
+                    (p->http_minor >= 1 || (p->flags & F_CONNECTION_KEEP_ALIVE));
     return 1;  // no body, whatever the headers say
   }
   h->framing = FramingOf(*p);
@@ -300,6 +327,7 @@ bool ResponseParser::ParseHead(const char* data, size_t len, ResponseHead* head)
   if (err != HPE_OK && err != HPE_PAUSED) return false;
   if (err == HPE_PAUSED && llhttp_get_error_pos(&parser_) != data + len) return false;
   if (parser_.http_major != 1) return false;
+  TrimTrailingWhitespace(&head->headers);
   ScanHeaders(head);
   return true;
 }

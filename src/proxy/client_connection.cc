@@ -213,14 +213,16 @@ void ClientConnection::ProcessHead() {
   std::string_view data(buf_ + begin_, end_ - begin_);
   size_t head_len = http::FindHeadEnd(data, &scan_pos_);
   size_t line_len = http::FirstLineLength(data);
-  if (line_len > kMaxRequestLine) {
+  bool line_too_long = line_len > kMaxRequestLine;
+  if (line_too_long || (head_len == 0 ? data.size() > kMaxHead : head_len > kMaxHead)) {
+    // No head was parsed: answer from a blank request and read nothing more.
+    req_.Clear();
+    req_body_done_ = true;
+    attempts_ = 0;
     keep_alive_ = false;
-    ReplyLocal(414, "");
-    return;
-  }
-  if (head_len == 0 ? data.size() > kMaxHead : head_len > kMaxHead) {
-    keep_alive_ = false;
-    ReplyLocal(431, "");
+    start_ms_ = uv_now(worker_->loop());
+    bytes_sent_ = 0;
+    ReplyLocal(line_too_long ? 414 : 431, "");
     return;
   }
   if (head_len == 0) {
@@ -359,7 +361,7 @@ void ClientConnection::ReplyLocal(int status, std::string_view message) {
     out_.append("Connection: keep-alive\r\n");
   }
   // Body: {"error_msg":"<message>"}\n ; default message "<status> <reason>".
-  size_t body_len = 16 + 3 + (message.empty() ? 4 + reason.size() : message.size());
+  size_t body_len = 14 + 3 + (message.empty() ? 4 + reason.size() : message.size());
   out_.append("Content-Length: ");
   AppendUint(&out_, body_len);
   out_.append("\r\n\r\n");

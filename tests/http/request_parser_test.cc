@@ -172,9 +172,6 @@ TEST(RequestParserTest, MalformedRequestLineIs400) {
 // server does not speak (RFC 9110 §15.6.6). Junk in or after the version is a malformed
 // request line, and a head without any request line is no version at all: both are 400.
 TEST(RequestParserTest, MalformedVersionOrMissingRequestLineIs400) {
-  GTEST_SKIP() << "bug: ParseHead maps every HPE_INVALID_VERSION to 505 (llhttp also uses it "
-                  "for 'Expected CRLF after version' and non-digit versions), and checks "
-                  "http_major before noticing that no request line was parsed";
   for (std::string_view text : {
            std::string_view("GET / HTTP/1.1 extra\r\nHost: h\r\n\r\n"),
            std::string_view("GET / HTTP/1.x\r\nHost: h\r\n\r\n"),
@@ -320,9 +317,6 @@ TEST(RequestParserTest, HeaderValueExcludesSurroundingWhitespace) {
 }
 
 TEST(RequestParserTest, HeaderValueExcludesTrailingWhitespace) {
-  GTEST_SKIP() << "bug: trailing OWS stays in header values and in head.host (llhttp 8 does "
-                  "not strip it and the glue does not trim), so 'Host: example.com ' routes "
-                  "as 'example.com '";
   // RFC 9110 §5.5: a field value excludes leading and trailing whitespace.
   const std::string buf = "GET / HTTP/1.1\r\nHost: example.com \r\nX-Pad: padded \t \r\n\r\n";
   RequestParser parser;
@@ -335,9 +329,6 @@ TEST(RequestParserTest, HeaderValueExcludesTrailingWhitespace) {
 }
 
 TEST(RequestParserTest, ObsFoldIsRejectedOrJoined) {
-  GTEST_SKIP() << "bug: an obs-fold header is accepted and AppendSpan keeps only the last "
-                  "line ('X-Fold: first\\r\\n second' has value ' second'), silently dropping "
-                  "'first'; RFC 9112 §5.2 requires 400 or replacing the fold with SP";
   const std::string buf = "GET / HTTP/1.1\r\nHost: h\r\nX-Fold: first\r\n second\r\n\r\n";
   RequestParser parser;
   RequestHead head;

@@ -104,7 +104,9 @@ void ClientConnection::OnUpstreamConnected(int status) {
 
 void ClientConnection::FailAttempt(int status, bool connect_phase) {
   if (attempts_ > 0 && attempts_ <= attempt_status_.size()) attempt_status_[attempts_ - 1] = status;
-  bool stale = up_ != nullptr && up_->reused() && !connect_phase;
+  // A pooled connection the node closed in the meantime fails with EOF/RST (502), not with a
+  // timeout.
+  bool stale = up_ != nullptr && up_->reused() && !connect_phase && status == 502;
   if (up_ != nullptr) {
     up_->Close();  // cancels its write: our buffer is free again
     up_ = nullptr;

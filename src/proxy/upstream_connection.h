@@ -47,7 +47,8 @@ class UpstreamConnection {
 
   ClientConnection* owner() const { return owner_; }
   const PoolKey& key() const { return key_; }
-  bool reused() const { return requests_ > 0; }
+  // Served a request before the current one (so it came from the keep-alive pool).
+  bool reused() const { return requests_ > 1; }
   uint32_t requests() const { return requests_; }
   void CountRequest() { ++requests_; }
   bool closing() const { return closing_; }

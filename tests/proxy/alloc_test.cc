@@ -9,29 +9,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 #include <thread>
 
 #include "config/specs.h"
 #include "core/listen_socket.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
+#include "support/alloc_counter.h"
 
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}  // namespace
-
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace turnpike::proxy {
 namespace {
@@ -142,15 +128,15 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   ASSERT_GE(fd, 0);
   size_t response_len = 0;
   // The counter works: the first request allocates (connection, pool and picker state).
-  uint64_t cold = g_allocations.load();
+  uint64_t cold = turnpike::testing::TotalAllocations();
   ASSERT_TRUE(RoundTrip(fd, &response_len));
-  EXPECT_GT(g_allocations.load() - cold, 0u);
+  EXPECT_GT(turnpike::testing::TotalAllocations() - cold, 0u);
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(RoundTrip(fd, &response_len)) << "warm-up " << i;
 
   constexpr int kRequests = 2000;
-  uint64_t before = g_allocations.load();
+  uint64_t before = turnpike::testing::TotalAllocations();
   for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTrip(fd, &response_len)) << i;
-  uint64_t allocations = g_allocations.load() - before;
+  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
   EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
 
   close(fd);

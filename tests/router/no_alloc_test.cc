@@ -1,41 +1,14 @@
-// RouteTable::Match() must not allocate. This file replaces the global allocation functions of
-// router_test (all but the aligned ones) with counting ones; only the calling thread's
-// count is observed.
+// RouteTable::Match() must not allocate (support/alloc_counter counts the calling thread's heap
+// allocations).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <new>
+#include "support/alloc_counter.h"
+
 #include <string>
 #include <vector>
 
 #include "router/route_table.h"
 
-namespace {
-thread_local size_t allocations = 0;
-}  // namespace
-
-// GCC pairs the replaced operator new with std::free and warns although that is the point.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-void* operator new(size_t size) {
-  ++allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void* operator new(size_t size, const std::nothrow_t&) noexcept {
-  ++allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* operator new[](size_t size, const std::nothrow_t& tag) noexcept {
-  return operator new(size, tag);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace turnpike::router {
 namespace {
@@ -61,14 +34,14 @@ TEST(RouteTableNoAllocTest, MatchDoesNotAllocate) {
   const std::string hosts[] = {"h3.com", "a.w3.com", "other.com", ""};
 
   volatile uint32_t sink = 0;
-  const size_t before = allocations;
+  const uint64_t before = turnpike::testing::ThreadAllocations();
   for (const auto& p : paths) {
     for (const auto& h : hosts) {
       sink = sink + table->Match(base::Method::kGet, h, p);
       sink = sink + table->Match(base::Method::kPost, h, p);
     }
   }
-  EXPECT_EQ(allocations - before, 0u);
+  EXPECT_EQ(turnpike::testing::ThreadAllocations() - before, 0u);
   EXPECT_NE(sink, 0u);
 }
 

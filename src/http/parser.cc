@@ -104,28 +104,21 @@ size_t FirstLineLength(std::string_view data) {
   return (nl > 0 && data[nl - 1] == '\r') ? nl - 1 : nl;
 }
 
-// ---------------------------------------------------------------- RequestParser
+// ---------------------------------------------------------------- MessageParser
 
-RequestParser::RequestParser() {
-  llhttp_settings_init(&settings_);
-  settings_.on_url = &OnUrl;
+MessageParser::MessageParser(llhttp_type_t type, const llhttp_settings_t& settings)
+    : settings_(settings) {
   settings_.on_header_field = &OnHeaderField;
   settings_.on_header_value = &OnHeaderValue;
-  settings_.on_headers_complete = &OnHeadersComplete;
   settings_.on_body = &OnBody;
   settings_.on_message_complete = &OnMessageComplete;
-  llhttp_init(&parser_, HTTP_REQUEST, &settings_);
+  llhttp_init(&parser_, type, &settings_);
   parser_.data = this;
 }
 
-int RequestParser::OnUrl(llhttp_t* p, const char* at, size_t len) {
-  auto* self = static_cast<RequestParser*>(p->data);
-  return AppendSpan(&self->head_->target, at, len) ? 0 : -1;
-}
-
-int RequestParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
-  auto* self = static_cast<RequestParser*>(p->data);
-  auto& headers = self->head_->headers;
+int MessageParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
+  MessageParser* self = From(p);
+  std::vector<Header>& headers = *self->headers_;
   if (self->in_value_ || headers.empty()) {
     headers.push_back(Header{});
     self->in_value_ = false;
@@ -133,14 +126,89 @@ int RequestParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
   return AppendSpan(&headers.back().name, at, len) ? 0 : -1;
 }
 
-int RequestParser::OnHeaderValue(llhttp_t* p, const char* at, size_t len) {
-  auto* self = static_cast<RequestParser*>(p->data);
+int MessageParser::OnHeaderValue(llhttp_t* p, const char* at, size_t len) {
+  MessageParser* self = From(p);
   self->in_value_ = true;
-  return AppendSpan(&self->head_->headers.back().value, at, len) ? 0 : -1;
+  return AppendSpan(&self->headers_->back().value, at, len) ? 0 : -1;
+}
+
+int MessageParser::OnBody(llhttp_t* p, const char* at, size_t len) {
+  MessageParser* self = From(p);
+  if (self->body_out_ != nullptr) AppendBody(self->body_out_, at, len);
+  return 0;
+}
+
+int MessageParser::OnMessageComplete(llhttp_t* p) {
+  From(p)->complete_ = true;
+  return HPE_PAUSED;  // stop exactly at the end of this message
+}
+
+llhttp_errno_t MessageParser::ExecuteHead(const char* data, size_t len,
+                                          std::vector<Header>* headers) {
+  headers_ = headers;
+  body_out_ = nullptr;
+  complete_ = false;
+  in_value_ = false;
+  llhttp_errno_t err = llhttp_execute(&parser_, data, len);
+  if (err == HPE_PAUSED_UPGRADE) err = HPE_OK;  // upgrades are not offered: plain message
+  if (err == HPE_PAUSED) {
+    // Paused at message end: the head must have been consumed entirely.
+    err = llhttp_get_error_pos(&parser_) == data + len ? HPE_OK : HPE_USER;
+  }
+  if (err == HPE_OK) TrimTrailingWhitespace(headers);
+  return err;
+}
+
+BodyChunk MessageParser::FeedBody(const char* data, size_t len,
+                                  std::vector<std::string_view>* out) {
+  BodyChunk r;
+  if (complete_) {
+    r.complete = true;
+    return r;
+  }
+  body_out_ = out;
+  llhttp_errno_t err = llhttp_execute(&parser_, data, len);
+  body_out_ = nullptr;
+  if (err == HPE_OK) {
+    r.consumed = len;
+  } else if (err == HPE_PAUSED) {
+    r.consumed = static_cast<size_t>(llhttp_get_error_pos(&parser_) - data);
+  } else {
+    r.error = true;
+  }
+  r.complete = complete_;
+  return r;
+}
+
+// ---------------------------------------------------------------- RequestParser
+
+namespace {
+llhttp_settings_t RequestSettings(llhttp_data_cb on_url, llhttp_cb on_headers_complete) {
+  llhttp_settings_t s;
+  llhttp_settings_init(&s);
+  s.on_url = on_url;
+  s.on_headers_complete = on_headers_complete;
+  return s;
+}
+llhttp_settings_t ResponseSettings(llhttp_data_cb on_status, llhttp_cb on_headers_complete) {
+  llhttp_settings_t s;
+  llhttp_settings_init(&s);
+  s.on_status = on_status;
+  s.on_headers_complete = on_headers_complete;
+  return s;
+}
+}  // namespace
+
+RequestParser::RequestParser()
+    : MessageParser(HTTP_REQUEST, RequestSettings(&OnUrl, &OnHeadersComplete)) {}
+
+int RequestParser::OnUrl(llhttp_t* p, const char* at, size_t len) {
+  auto* self = static_cast<RequestParser*>(From(p));
+  return AppendSpan(&self->head_->target, at, len) ? 0 : -1;
 }
 
 int RequestParser::OnHeadersComplete(llhttp_t* p) {
-  auto* self = static_cast<RequestParser*>(p->data);
+  auto* self = static_cast<RequestParser*>(From(p));
   RequestHead* h = self->head_;
   h->version_minor = p->http_minor;
   h->framing = FramingOf(*p);
@@ -149,40 +217,21 @@ int RequestParser::OnHeadersComplete(llhttp_t* p) {
   return 0;
 }
 
-int RequestParser::OnBody(llhttp_t* p, const char* at, size_t len) {
-  auto* self = static_cast<RequestParser*>(p->data);
-  if (self->body_out_ != nullptr) AppendBody(self->body_out_, at, len);
-  return 0;
-}
-
-int RequestParser::OnMessageComplete(llhttp_t* p) {
-  static_cast<RequestParser*>(p->data)->complete_ = true;
-  return HPE_PAUSED;  // stop exactly at the end of this message
-}
-
 int RequestParser::ParseHead(const char* data, size_t len, RequestHead* head) {
   // Every head arrives whole, so each starts from a clean parser (this also forgets an
   // Upgrade the previous request asked for and did not get).
   llhttp_reset(&parser_);
   head->Clear();
   head_ = head;
-  body_out_ = nullptr;
-  complete_ = false;
-  in_value_ = false;
-  llhttp_errno_t err = llhttp_execute(&parser_, data, len);
-  if (err == HPE_PAUSED_UPGRADE) err = HPE_OK;  // upgrades are not offered: plain request
-  if (err != HPE_OK && err != HPE_PAUSED) {
+  llhttp_errno_t err = ExecuteHead(data, len, &head->headers);
+  if (err != HPE_OK) {
     return err == HPE_INVALID_VERSION && HasWellFormedVersion(data, len) ? 505 : 400;
   }
   if (head->target.empty()) return 400;
   if (parser_.http_major != 1) return 505;
-  if (err == HPE_PAUSED) {
-    // Paused at message end: the head must have been consumed entirely.
-    if (llhttp_get_error_pos(&parser_) != data + len) return 400;
-  } else if (!complete_ && !(parser_.flags & (F_CHUNKED | F_CONTENT_LENGTH))) {
+  if (!complete_ && !(parser_.flags & (F_CHUNKED | F_CONTENT_LENGTH))) {
     return 400;  // not a whole head
   }
-  TrimTrailingWhitespace(&head->headers);
   head->method_name = llhttp_method_name(static_cast<llhttp_method_t>(parser_.method));
   head->method = base::ParseMethod(head->method_name);
   std::string_view target = head->target;
@@ -219,71 +268,24 @@ int RequestParser::ParseHead(const char* data, size_t len, RequestHead* head) {
   return 0;
 }
 
-BodyChunk RequestParser::FeedBody(const char* data, size_t len,
-                                  std::vector<std::string_view>* out) {
-  BodyChunk r;
-  if (complete_) {
-    r.complete = true;
-    return r;
-  }
-  body_out_ = out;
-  llhttp_errno_t err = llhttp_execute(&parser_, data, len);
-  body_out_ = nullptr;
-  if (err == HPE_OK) {
-    r.consumed = len;
-  } else if (err == HPE_PAUSED) {
-    r.consumed = static_cast<size_t>(llhttp_get_error_pos(&parser_) - data);
-  } else {
-    r.error = true;
-  }
-  r.complete = complete_;
-  return r;
-}
-
 // ---------------------------------------------------------------- ResponseParser
 
-ResponseParser::ResponseParser() {
-  llhttp_settings_init(&settings_);
-  settings_.on_status = &OnStatus;
-  settings_.on_header_field = &OnHeaderField;
-  settings_.on_header_value = &OnHeaderValue;
-  settings_.on_headers_complete = &OnHeadersComplete;
-  settings_.on_body = &OnBody;
-  settings_.on_message_complete = &OnMessageComplete;
-  llhttp_init(&parser_, HTTP_RESPONSE, &settings_);
-  parser_.data = this;
-}
+ResponseParser::ResponseParser()
+    : MessageParser(HTTP_RESPONSE, ResponseSettings(&OnStatus, &OnHeadersComplete)) {}
 
 void ResponseParser::Reset(bool head_request) {
   llhttp_reset(&parser_);
   head_request_ = head_request;
   complete_ = false;
-  in_value_ = false;
 }
 
 int ResponseParser::OnStatus(llhttp_t* p, const char* at, size_t len) {
-  auto* self = static_cast<ResponseParser*>(p->data);
+  auto* self = static_cast<ResponseParser*>(From(p));
   return AppendSpan(&self->head_->reason, at, len) ? 0 : -1;
 }
 
-int ResponseParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
-  auto* self = static_cast<ResponseParser*>(p->data);
-  auto& headers = self->head_->headers;
-  if (self->in_value_ || headers.empty()) {
-    headers.push_back(Header{});
-    self->in_value_ = false;
-  }
-  return AppendSpan(&headers.back().name, at, len) ? 0 : -1;
-}
-
-int ResponseParser::OnHeaderValue(llhttp_t* p, const char* at, size_t len) {
-  auto* self = static_cast<ResponseParser*>(p->data);
-  self->in_value_ = true;
-  return AppendSpan(&self->head_->headers.back().value, at, len) ? 0 : -1;
-}
-
 int ResponseParser::OnHeadersComplete(llhttp_t* p) {
-  auto* self = static_cast<ResponseParser*>(p->data);
+  auto* self = static_cast<ResponseParser*>(From(p));
   ResponseHead* h = self->head_;
   h->status = p->status_code;
   if (h->status < 100 || h->status > 599) return -1;  // status codes have three digits
@@ -306,51 +308,14 @@ int ResponseParser::OnHeadersComplete(llhttp_t* p) {
   return 0;
 }
 
-int ResponseParser::OnBody(llhttp_t* p, const char* at, size_t len) {
-  auto* self = static_cast<ResponseParser*>(p->data);
-  if (self->body_out_ != nullptr) AppendBody(self->body_out_, at, len);
-  return 0;
-}
-
-int ResponseParser::OnMessageComplete(llhttp_t* p) {
-  static_cast<ResponseParser*>(p->data)->complete_ = true;
-  return HPE_PAUSED;
-}
-
 bool ResponseParser::ParseHead(const char* data, size_t len, ResponseHead* head) {
   if (llhttp_get_errno(&parser_) == HPE_PAUSED) llhttp_resume(&parser_);
   head->Clear();
   head_ = head;
-  complete_ = false;
-  in_value_ = false;
-  llhttp_errno_t err = llhttp_execute(&parser_, data, len);
-  if (err != HPE_OK && err != HPE_PAUSED) return false;
-  if (err == HPE_PAUSED && llhttp_get_error_pos(&parser_) != data + len) return false;
+  if (ExecuteHead(data, len, &head->headers) != HPE_OK) return false;
   if (parser_.http_major != 1) return false;
-  TrimTrailingWhitespace(&head->headers);
   ScanHeaders(head);
   return true;
-}
-
-BodyChunk ResponseParser::FeedBody(const char* data, size_t len,
-                                   std::vector<std::string_view>* out) {
-  BodyChunk r;
-  if (complete_) {
-    r.complete = true;
-    return r;
-  }
-  body_out_ = out;
-  llhttp_errno_t err = llhttp_execute(&parser_, data, len);
-  body_out_ = nullptr;
-  if (err == HPE_OK) {
-    r.consumed = len;
-  } else if (err == HPE_PAUSED) {
-    r.consumed = static_cast<size_t>(llhttp_get_error_pos(&parser_) - data);
-  } else {
-    r.error = true;
-  }
-  r.complete = complete_;
-  return r;
 }
 
 bool ResponseParser::FinishAtEof() {

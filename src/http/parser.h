@@ -31,43 +31,64 @@ struct BodyChunk {
   bool error = false;      // malformed framing; the connection must be closed
 };
 
-class RequestParser {
+// What request and response parsing share: the llhttp state, header and body collection,
+// and stopping exactly at the end of each message.
+class MessageParser {
  public:
-  RequestParser();
-  RequestParser(const RequestParser&) = delete;
-  RequestParser& operator=(const RequestParser&) = delete;
-
-  // Parses one complete head. Returns 0 on success, else the status to answer (400 or 505).
-  // On success `head` views point into `data`. If the request has no body the message is
-  // complete already (message_complete() is true).
-  int ParseHead(const char* data, size_t len, RequestHead* head);
+  MessageParser(const MessageParser&) = delete;
+  MessageParser& operator=(const MessageParser&) = delete;
 
   // Decodes body bytes (de-chunked) into `out` (appended views into `data`).
   BodyChunk FeedBody(const char* data, size_t len, std::vector<std::string_view>* out);
 
   bool message_complete() const { return complete_; }
 
+ protected:
+  // `settings` callbacks for headers, body and message end are filled in here; the caller
+  // sets the ones specific to its message type first.
+  MessageParser(llhttp_type_t type, const llhttp_settings_t& settings);
+  ~MessageParser() = default;
+
+  // Runs llhttp over one complete head, collecting headers into `headers`. Returns llhttp's
+  // result, with "paused at message end" and "upgrade requested" reported as HPE_OK after
+  // checking the whole head was consumed (else HPE_USER).
+  llhttp_errno_t ExecuteHead(const char* data, size_t len, std::vector<Header>* headers);
+
+  static MessageParser* From(llhttp_t* p) { return static_cast<MessageParser*>(p->data); }
+
+  llhttp_t parser_;
+  bool complete_ = false;
+
  private:
-  static int OnUrl(llhttp_t* p, const char* at, size_t len);
   static int OnHeaderField(llhttp_t* p, const char* at, size_t len);
   static int OnHeaderValue(llhttp_t* p, const char* at, size_t len);
-  static int OnHeadersComplete(llhttp_t* p);
   static int OnBody(llhttp_t* p, const char* at, size_t len);
   static int OnMessageComplete(llhttp_t* p);
 
-  llhttp_t parser_;
   llhttp_settings_t settings_;
-  RequestHead* head_ = nullptr;
+  std::vector<Header>* headers_ = nullptr;
   std::vector<std::string_view>* body_out_ = nullptr;
-  bool complete_ = false;
   bool in_value_ = false;
 };
 
-class ResponseParser {
+class RequestParser : public MessageParser {
+ public:
+  RequestParser();
+
+  // Parses one complete head. Returns 0 on success, else the status to answer (400 or 505).
+  // On success `head` views point into `data`. If the request has no body the message is
+  // complete already (message_complete() is true).
+  int ParseHead(const char* data, size_t len, RequestHead* head);
+
+ private:
+  static int OnUrl(llhttp_t* p, const char* at, size_t len);
+  static int OnHeadersComplete(llhttp_t* p);
+  RequestHead* head_ = nullptr;
+};
+
+class ResponseParser : public MessageParser {
  public:
   ResponseParser();
-  ResponseParser(const ResponseParser&) = delete;
-  ResponseParser& operator=(const ResponseParser&) = delete;
 
   // Starts a new response. `head_request`: the request was HEAD, so no body follows whatever
   // the headers say.
@@ -77,29 +98,15 @@ class ResponseParser {
   // of their own: call Reset() again and parse the next head.
   bool ParseHead(const char* data, size_t len, ResponseHead* head);
 
-  BodyChunk FeedBody(const char* data, size_t len, std::vector<std::string_view>* out);
-
   // The peer closed the connection: completes an until-close body. Returns true when the
   // message is complete (false: truncated).
   bool FinishAtEof();
 
-  bool message_complete() const { return complete_; }
-
  private:
   static int OnStatus(llhttp_t* p, const char* at, size_t len);
-  static int OnHeaderField(llhttp_t* p, const char* at, size_t len);
-  static int OnHeaderValue(llhttp_t* p, const char* at, size_t len);
   static int OnHeadersComplete(llhttp_t* p);
-  static int OnBody(llhttp_t* p, const char* at, size_t len);
-  static int OnMessageComplete(llhttp_t* p);
-
-  llhttp_t parser_;
-  llhttp_settings_t settings_;
   ResponseHead* head_ = nullptr;
-  std::vector<std::string_view>* body_out_ = nullptr;
   bool head_request_ = false;
-  bool complete_ = false;
-  bool in_value_ = false;
 };
 
 }  // namespace turnpike::http

@@ -49,14 +49,13 @@ ClientConnection::~ClientConnection() { delete[] buf_; }
 ClientConnection* ClientConnection::Accept(Worker* worker, uv_stream_t* server) {
   auto* c = new ClientConnection(worker);
   uv_tcp_init(worker->loop(), &c->tcp_);
-  uv_timer_init(worker->loop(), &c->timer_);
+  c->timer_.Init(worker->loop(), c, &OnTimeout);
   c->tcp_.data = c;
-  c->timer_.data = c;
   c->pending_closes_ = 2;
   if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->tcp_)) != 0) {
     c->state_ = State::kClosed;
     uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp_), &OnClose);
-    uv_close(reinterpret_cast<uv_handle_t*>(&c->timer_), &OnClose);
+    c->timer_.Close(&OnClose);
     return nullptr;
   }
   uv_tcp_nodelay(&c->tcp_, 1);
@@ -91,7 +90,7 @@ void ClientConnection::Close() {
   }
   snapshot_.reset();
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &OnClose);
-  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &OnClose);
+  timer_.Close(&OnClose);
   worker_->OnClientClosed(this);
 }
 
@@ -141,7 +140,7 @@ void ClientConnection::StopReading() {
 }
 
 void ClientConnection::ArmTimer(double seconds) {
-  uv_timer_start(&timer_, &OnTimer, static_cast<uint64_t>(seconds * 1000), 0);
+  timer_.Arm(seconds);
 }
 
 void ClientConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
@@ -253,7 +252,7 @@ void ClientConnection::ProcessHead() {
 void ClientConnection::HandleRequest(size_t head_len) {
   // Reading goes on (stopping and restarting costs epoll_ctl calls per request); input that
   // arrives during the exchange is either body, or stays buffered as the next request.
-  uv_timer_stop(&timer_);
+  timer_.Disarm();
   int err = parser_.ParseHead(buf_ + begin_, head_len, &req_);
   begin_ += head_len;
   head_end_ = begin_;
@@ -434,7 +433,7 @@ void ClientConnection::OnClientWriteDone(int status) {
     Close();
     return;
   }
-  uv_timer_stop(&timer_);
+  timer_.Disarm();
   if (state_ == State::kLocalReply) {
     FinishExchange();
   } else if (state_ == State::kProxying) {
@@ -444,8 +443,8 @@ void ClientConnection::OnClientWriteDone(int status) {
 
 void ClientConnection::OnContinueWritten(uv_write_t*, int) {}
 
-void ClientConnection::OnTimer(uv_timer_t* t) {
-  auto* c = static_cast<ClientConnection*>(t->data);
+void ClientConnection::OnTimeout(void* self) {
+  auto* c = static_cast<ClientConnection*>(self);
   // Idle keep-alive, slow head, slow body, send timeout or linger end: all close.
   c->Close();
 }

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/lazy_timer.h"
 #include "http/message.h"
 #include "http/parser.h"
 #include "proxy/snapshot.h"
@@ -68,7 +69,7 @@ class ClientConnection {
   static void OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
   static void OnWrite(uv_write_t* req, int status);
   static void OnContinueWritten(uv_write_t* req, int status);
-  static void OnTimer(uv_timer_t* t);
+  static void OnTimeout(void* self);
   static void OnClose(uv_handle_t* h);
   static void OnShutdown(uv_shutdown_t* req, int status);
 
@@ -106,7 +107,7 @@ class ClientConnection {
   void AbortExchange();
 
   uv_tcp_t tcp_{};
-  uv_timer_t timer_{};
+  core::LazyTimer timer_;
   uv_write_t write_req_{};
   uv_write_t continue_req_{};
   uv_shutdown_t shutdown_req_{};

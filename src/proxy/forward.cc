@@ -309,7 +309,7 @@ void ClientConnection::ForwardRequestBody() {
   if (up_bufs_.empty()) return;  // only framing bytes so far: read on
   StopReading();  // back-pressure: no more body until the node took this piece
   body_inflight_ = true;
-  uv_timer_stop(&timer_);
+  timer_.Disarm();
   const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
   up_->ArmTimer(t.send);
   up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));  // may complete here

@@ -16,9 +16,8 @@ UpstreamConnection* UpstreamConnection::Connect(Worker* worker, const PoolKey& k
                                                 double connect_timeout) {
   auto* u = new UpstreamConnection(worker, key);
   uv_tcp_init(worker->loop(), &u->tcp_);
-  uv_timer_init(worker->loop(), &u->timer_);
+  u->timer_.Init(worker->loop(), u, &OnTimeout);
   u->tcp_.data = u;
-  u->timer_.data = u;
   u->pending_closes_ = 2;
   u->owner_ = owner;
   worker->mutable_stats().upstream_connects.fetch_add(1, std::memory_order_relaxed);
@@ -50,7 +49,7 @@ void UpstreamConnection::Close() {
   closing_ = true;
   owner_ = nullptr;
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &OnClose);
-  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &OnClose);
+  timer_.Close(&OnClose);
 }
 
 void UpstreamConnection::OnClose(uv_handle_t* h) {
@@ -122,10 +121,10 @@ void UpstreamConnection::StopReading() {
 }
 
 void UpstreamConnection::ArmTimer(double seconds) {
-  uv_timer_start(&timer_, &OnTimer, static_cast<uint64_t>(seconds * 1000), 0);
+  timer_.Arm(seconds);
 }
 
-void UpstreamConnection::StopTimer() { uv_timer_stop(&timer_); }
+void UpstreamConnection::StopTimer() { timer_.Disarm(); }
 
 void UpstreamConnection::Consume(size_t n) {
   begin_ += n;
@@ -174,8 +173,8 @@ void UpstreamConnection::OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t*) 
   u->owner_->OnUpstreamEof(static_cast<int>(nread));
 }
 
-void UpstreamConnection::OnTimer(uv_timer_t* t) {
-  auto* u = static_cast<UpstreamConnection*>(t->data);
+void UpstreamConnection::OnTimeout(void* self) {
+  auto* u = static_cast<UpstreamConnection*>(self);
   if (u->closing_) return;
   if (u->owner_ == nullptr) {  // pool idle timeout
     u->worker_->RemoveIdle(u);

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/lazy_timer.h"
 #include "http/message.h"
 #include "http/parser.h"
 #include "proxy/worker.h"
@@ -74,11 +75,11 @@ class UpstreamConnection {
   static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
   static void OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
   static void OnWrite(uv_write_t* req, int status);
-  static void OnTimer(uv_timer_t* t);
+  static void OnTimeout(void* self);
   static void OnClose(uv_handle_t* h);
 
   uv_tcp_t tcp_{};
-  uv_timer_t timer_{};
+  core::LazyTimer timer_;
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
   Worker* worker_;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 
@@ -16,11 +17,12 @@ bool PoolKey::operator==(const PoolKey& o) const {
 }
 
 size_t PoolKeyHash::operator()(const PoolKey& k) const {
-  // FNV-1a over the address bytes: a handful of bytes, no allocation.
-  const auto* p = reinterpret_cast<const unsigned char*>(&k.addr);
-  uint64_t h = 1469598103934665603ull;
-  for (socklen_t i = 0; i < k.len; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return static_cast<size_t>(h);
+  // The address as (at most) four words, multiplied and folded. Unused bytes are zero.
+  uint64_t w[4] = {0, 0, 0, 0};
+  std::memcpy(w, &k.addr, std::min<size_t>(k.len, sizeof(w)));
+  uint64_t h = w[0] * 0x9e3779b97f4a7c15ull ^ w[1] * 0xc2b2ae3d27d4eb4full ^
+               w[2] * 0x165667b19e3779f9ull ^ w[3] * 0x27d4eb2f165667c5ull;
+  return static_cast<size_t>(h ^ (h >> 29));
 }
 
 Worker::Worker(int index, std::shared_ptr<const config::GatewayConfig> gateway,

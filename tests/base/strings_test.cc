@@ -1,0 +1,52 @@
+#include "base/strings.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace turnpike::base {
+namespace {
+
+TEST(StringsTest, EqualsIgnoreCaseFoldsOnlyAsciiLetters) {
+  EXPECT_TRUE(EqualsIgnoreCase("Content-Length", "content-length"));
+  EXPECT_TRUE(EqualsIgnoreCase("X-FORWARDED-FOR", "x-forwarded-for"));
+  EXPECT_TRUE(EqualsIgnoreCase("", ""));
+  EXPECT_FALSE(EqualsIgnoreCase("host", "hosts"));
+  EXPECT_FALSE(EqualsIgnoreCase("content-lengtH", "content-length0"));
+  // '@' (0x40) and '`' (0x60), '[' (0x5b) and '{' (0x7b) differ only in bit 0x20 but are not
+  // letters; neither are bytes >= 0x80.
+  EXPECT_FALSE(EqualsIgnoreCase("@@@@@@@@@", "`````````"));
+  EXPECT_FALSE(EqualsIgnoreCase("[[[[[[[[[", "{{{{{{{{{"));
+  EXPECT_FALSE(EqualsIgnoreCase("\xC1\xC1\xC1\xC1\xC1\xC1\xC1\xC1", "\xE1\xE1\xE1\xE1\xE1\xE1\xE1\xE1"));
+  EXPECT_TRUE(EqualsIgnoreCase("\xC1\xC1\xC1\xC1\xC1\xC1\xC1\xC1", "\xC1\xC1\xC1\xC1\xC1\xC1\xC1\xC1"));
+  // every byte pair against the reference definition
+  for (int a = 0; a < 256; ++a) {
+    for (int b = 0; b < 256; ++b) {
+      std::string x(9, static_cast<char>(a));
+      std::string y(9, static_cast<char>(b));
+      bool expected = AsciiLower(static_cast<char>(a)) == AsciiLower(static_cast<char>(b));
+      ASSERT_EQ(EqualsIgnoreCase(x, y), expected) << a << " " << b;
+    }
+  }
+}
+
+TEST(StringsTest, ParsesSizesAndDurations) {
+  EXPECT_EQ(ParseSize("8k"), 8192u);
+  EXPECT_EQ(ParseSize("1M"), 1048576u);
+  EXPECT_EQ(ParseSize("0"), 0u);
+  EXPECT_FALSE(ParseSize("k"));
+  EXPECT_FALSE(ParseSize("12x"));
+  EXPECT_EQ(ParseDuration("60s"), 60.0);
+  EXPECT_EQ(ParseDuration("500ms"), 0.5);
+  EXPECT_EQ(ParseDuration("2m"), 120.0);
+  EXPECT_EQ(ParseDuration("7"), 7.0);
+  EXPECT_FALSE(ParseDuration("fast"));
+}
+
+TEST(StringsTest, TrimsAndLowers) {
+  EXPECT_EQ(TrimWhitespace(" \ta b\t "), "a b");
+  EXPECT_EQ(ToLower("MiXeD-Case"), "mixed-case");
+}
+
+}  // namespace
+}  // namespace turnpike::base

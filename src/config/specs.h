@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,12 @@ struct KeepalivePool {
   int requests = 1000;         // requests per connection before it is closed
 };
 
+enum class RouterMode {
+  kHostUri,            // radixtree_host_uri (default)
+  kUri,                // radixtree_uri
+  kUriWithParameter,   // radixtree_uri_with_parameter
+};
+
 struct GatewayConfig {
   std::string file;                          // path of config.yaml as given
   std::vector<ListenAddr> listen = {ListenAddr{}};  // apisix.node_listen
@@ -59,6 +66,15 @@ struct GatewayConfig {
   std::string access_log;                    // nginx_config.http.access_log path; "" = off
   bool enable_access_log = false;            // nginx_config.http.enable_access_log
   double drain_timeout = 10;                 // turnpike.drain_timeout (s): graceful stop bound
+  RouterMode router_mode = RouterMode::kHostUri;  // apisix.router.http
+  bool delete_uri_tail_slash = false;        // apisix.delete_uri_tail_slash
+  std::vector<std::string> trusted_addresses;  // apisix.trusted_addresses (IPs / CIDRs)
+  std::string real_ip_header = "X-Real-IP";  // nginx_config.http.real_ip_header
+  std::vector<std::string> real_ip_from = {"127.0.0.1", "unix:"};  // ..http.real_ip_from
+  std::optional<ListenAddr> status_listen;   // apisix.status.{ip,port}: /status endpoints
+  // `plugins:` (top level): enabled plugin names. nullopt = Turnpike's built-in default list.
+  std::optional<std::vector<std::string>> plugins;
+  SourceLoc plugins_loc;
 };
 
 // ---------------------------------------------------------------- apisix.yaml
@@ -92,6 +108,22 @@ struct UpstreamSpec {
   SourceLoc loc;
 };
 
+// One entry of a `plugins:` object: the plugin's name and its configuration, kept as JSON
+// (the form APISIX's schemas describe) for the plugin to validate when the snapshot is built.
+struct PluginSpec {
+  std::string name;
+  nlohmann::json conf;  // object
+  SourceLoc loc;        // where the plugin's key is
+  std::string path;     // YAML path, e.g. "routes[2].plugins.limit-count"
+};
+
+// A `vars` expression (lua-resty-expr DSL), compiled and validated at snapshot build.
+struct VarsSpec {
+  nlohmann::json expr;  // array
+  SourceLoc loc;
+  std::string path;     // e.g. "routes[0].vars"
+};
+
 struct RouteSpec {
   std::string id;                    // normalized to string; arr_<n> when absent
   std::string name;
@@ -103,13 +135,53 @@ struct RouteSpec {
   std::optional<UpstreamSpec> upstream;  // inline upstream
   std::string upstream_id;           // normalized to string; "" when absent
   std::optional<Timeout> timeout;    // overrides the upstream's timeout
+  std::vector<std::string> remote_addrs;  // `remote_addr` folded in; IPs / CIDRs (validated)
+  std::optional<VarsSpec> vars;
+  std::vector<PluginSpec> plugins;   // in file order
+  std::string service_id;            // normalized; "" when absent
+  std::string plugin_config_id;      // normalized; "" when absent
+  bool enable_websocket = false;
+  std::vector<std::pair<std::string, std::string>> labels;
   SourceLoc loc;
+  std::string path;                  // YAML path of the item, e.g. "routes[3]"
+};
+
+struct ServiceSpec {
+  std::string id;
+  std::string name;
+  std::vector<std::string> hosts;    // lowercased; routes without hosts inherit them
+  std::optional<UpstreamSpec> upstream;
+  std::string upstream_id;
+  std::vector<PluginSpec> plugins;
+  bool enable_websocket = false;
+  std::vector<std::pair<std::string, std::string>> labels;
+  SourceLoc loc;
+  std::string path;
+};
+
+struct PluginConfigSpec {
+  std::string id;
+  std::vector<PluginSpec> plugins;
+  SourceLoc loc;
+  std::string path;
+};
+
+struct GlobalRuleSpec {
+  std::string id;
+  std::vector<PluginSpec> plugins;
+  SourceLoc loc;
+  std::string path;
 };
 
 struct RoutesConfig {
   std::string file;
   std::vector<RouteSpec> routes;     // file order
   std::vector<UpstreamSpec> upstreams;
+  std::vector<ServiceSpec> services;
+  std::vector<PluginConfigSpec> plugin_configs;
+  std::vector<GlobalRuleSpec> global_rules;
+  // `plugins:` in apisix.yaml (list of {name}): overrides config.yaml's enabled plugins.
+  std::optional<std::vector<std::string>> enabled_plugins;
 };
 
 }  // namespace turnpike::config

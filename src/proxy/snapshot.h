@@ -31,6 +31,9 @@ struct Upstream {
 
 struct Route {
   std::string id;
+  std::string name;
+  std::string service_id;
+  std::string service_name;
   const Upstream* upstream = nullptr;  // nullptr: answer `fail_status`
   int fail_status = 0;                 // 502 (upstream_id not found) or 503 (no upstream)
   bool has_timeout = false;

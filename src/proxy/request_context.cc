@@ -1,0 +1,138 @@
+#include "proxy/request_context.h"
+
+#include <charconv>
+
+#include "base/strings.h"
+#include "proxy/snapshot.h"
+
+namespace turnpike::proxy {
+
+void RequestContext::Begin(const ConnectionInfo* conn, const http::RequestHead* req,
+                           std::string_view uri, std::string_view host,
+                           std::string_view remote_addr) {
+  conn_ = conn;
+  req_ = req;
+  route_ = nullptr;
+  uri_ = uri;
+  host_ = host;
+  remote_addr_ = remote_addr;
+  status_ = 0;
+  params_.count = 0;
+  request_uri_built_ = false;
+}
+
+std::optional<std::string_view> RequestContext::Header(std::string_view lower_name) const {
+  for (const http::Header& h : req_->headers) {
+    if (base::EqualsIgnoreCase(h.name, lower_name)) return h.value;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> RequestContext::QueryArg(std::string_view query,
+                                                         std::string_view name) {
+  // nginx $arg_NAME: the first `NAME=value` pair, raw (not percent-decoded); a bare `NAME`
+  // gives "".
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    size_t eq = pair.find('=');
+    std::string_view key = pair.substr(0, eq);
+    if (key == name) {
+      return eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> RequestContext::CookieValue(std::string_view cookies,
+                                                            std::string_view name) {
+  while (!cookies.empty()) {
+    size_t semi = cookies.find(';');
+    std::string_view pair = base::TrimWhitespace(cookies.substr(0, semi));
+    size_t eq = pair.find('=');
+    if (eq != std::string_view::npos && pair.substr(0, eq) == name) return pair.substr(eq + 1);
+    if (semi == std::string_view::npos) break;
+    cookies.remove_prefix(semi + 1);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> RequestContext::Get(const VarRef& var) {
+  switch (var.kind) {
+    case VarRef::Kind::kBuiltin:
+      return Builtin(var.builtin);
+    case VarRef::Kind::kHeader:
+      return Header(var.name);
+    case VarRef::Kind::kArg:
+      return QueryArg(req_->query, var.name);
+    case VarRef::Kind::kCookie:
+      for (const http::Header& h : req_->headers) {
+        if (!base::EqualsIgnoreCase(h.name, "cookie")) continue;
+        if (auto v = CookieValue(h.value, var.name)) return v;
+      }
+      return std::nullopt;
+    case VarRef::Kind::kPostArg:
+      // Bodies stream through without being buffered, so form fields are not available.
+      return std::nullopt;
+    case VarRef::Kind::kUriParam:
+      for (uint8_t i = 0; i < params_.count; ++i) {
+        if (params_.names[i] == var.name) return params_.values[i];
+      }
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> RequestContext::Builtin(BuiltinVar v) {
+  switch (v) {
+    case BuiltinVar::kRemoteAddr: return remote_addr_;
+    case BuiltinVar::kRemotePort: return conn_->peer_port;
+    case BuiltinVar::kRealipRemoteAddr: return conn_->peer_ip;
+    case BuiltinVar::kServerAddr: return conn_->local_ip;
+    case BuiltinVar::kServerPort: return conn_->local_port;
+    case BuiltinVar::kScheme: return std::string_view("http");
+    case BuiltinVar::kHost: return host_;
+    case BuiltinVar::kUri: return uri_;
+    case BuiltinVar::kRequestUri:
+      if (!request_uri_built_) {
+        request_uri_.assign(uri_);
+        if (!req_->query.empty()) {
+          request_uri_.push_back('?');
+          request_uri_.append(req_->query);
+        }
+        request_uri_built_ = true;
+      }
+      return std::string_view(request_uri_);
+    case BuiltinVar::kRealRequestUri: return req_->target;
+    case BuiltinVar::kArgs:
+    case BuiltinVar::kQueryString: return req_->query;
+    case BuiltinVar::kIsArgs:
+      return req_->query.empty() ? std::string_view() : std::string_view("?");
+    case BuiltinVar::kRequestMethod: return req_->method_name;
+    case BuiltinVar::kRequestLength: return std::nullopt;  // known in the log phase only
+    case BuiltinVar::kRouteId:
+      if (route_ == nullptr) return std::nullopt;
+      return std::string_view(route_->id);
+    case BuiltinVar::kRouteName:
+      if (route_ == nullptr || route_->name.empty()) return std::nullopt;
+      return std::string_view(route_->name);
+    case BuiltinVar::kServiceId:
+      if (route_ == nullptr || route_->service_id.empty()) return std::nullopt;
+      return std::string_view(route_->service_id);
+    case BuiltinVar::kServiceName:
+      if (route_ == nullptr || route_->service_name.empty()) return std::nullopt;
+      return std::string_view(route_->service_name);
+    case BuiltinVar::kUpstreamUri: return req_->target;
+    case BuiltinVar::kStatus: {
+      if (status_ == 0) return std::nullopt;
+      auto [p, ec] = std::to_chars(status_text_, status_text_ + sizeof(status_text_), status_);
+      return std::string_view(status_text_, static_cast<size_t>(p - status_text_));
+    }
+    case BuiltinVar::kCount: break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace turnpike::proxy

@@ -1,0 +1,90 @@
+// The plugin interface (reference §2.5): what a plugin author implements.
+//
+// Every plugin has a config part and a runtime part (Envoy's split): a PluginFactory
+// validates and compiles a plugin's configuration once, on the control thread, into an
+// immutable Plugin, which all workers then share. Phases are hooks with no-op defaults
+// (Pingora's style), run in APISIX's order: rewrite -> access -> header_filter ->
+// body_filter -> log. Plugins on one route run by priority, highest first; global rules run
+// before the route's plugins in every phase.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "turnpike/request_vars.h"
+#include "turnpike/status.h"
+
+namespace turnpike {
+
+enum PluginPhase : uint32_t {
+  kPhaseRewrite = 1u << 0,
+  kPhaseAccess = 1u << 1,
+  kPhaseHeaderFilter = 1u << 2,
+  kPhaseBodyFilter = 1u << 3,
+  kPhaseLog = 1u << 4,
+};
+
+// What a phase may see and change. Implemented by the proxy; valid during the phase call.
+// Worker thread only. Strings passed in are copied.
+class PluginContext : public RequestVars {
+ public:
+  // rewrite / access: answer the request now; no upstream is contacted. The remaining
+  // rewrite/access plugins are skipped; header_filter, body_filter and log still run.
+  virtual void Respond(int status, std::string_view body) = 0;
+  // rewrite / access: headers of the request sent upstream.
+  virtual void SetRequestHeader(std::string_view name, std::string_view value) = 0;
+  virtual void RemoveRequestHeader(std::string_view name) = 0;
+
+  // header_filter: the response about to be sent.
+  virtual int response_status() const = 0;
+  virtual void SetResponseHeader(std::string_view name, std::string_view value) = 0;
+  virtual void RemoveResponseHeader(std::string_view name) = 0;
+  // header_filter: the body will change, so Content-Length is dropped (nginx's
+  // clear_header_as_body_modified); the client gets a chunked body.
+  virtual void MarkBodyModified() = 0;
+
+ protected:
+  ~PluginContext() = default;
+};
+
+// One piece of a response body passing through body_filter.
+struct BodyPiece {
+  std::string_view data;  // this piece (a later filter sees the previous filter's output)
+  bool first = false;     // first piece of the body
+  bool last = false;      // set by the proxy on the final piece; a filter may set it to end
+                          // the body early (what follows from upstream is then dropped)
+  std::string* out = nullptr;  // scratch a filter may write a replacement into (then point
+                               // `data` at it)
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+
+  // Bit set of PluginPhase: the phases this instance implements (the chain calls only those).
+  virtual uint32_t phases() const = 0;
+
+  virtual void Rewrite(PluginContext&) const {}
+  virtual void Access(PluginContext&) const {}
+  virtual void HeaderFilter(PluginContext&) const {}
+  virtual void BodyFilter(PluginContext&, BodyPiece&) const {}
+  virtual void Log(PluginContext&) const {}
+};
+
+using PluginConstSharedPtr = std::shared_ptr<const Plugin>;
+
+class PluginFactory {
+ public:
+  virtual ~PluginFactory() = default;
+  virtual std::string_view name() const = 0;
+  virtual int priority() const = 0;
+  // Control thread. Validates `conf` (a JSON object; `_meta` already removed) and compiles it.
+  // Errors read like APISIX's schema errors, e.g. `property "body" validation failed: wrong
+  // type: expected string, got number`.
+  virtual StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const = 0;
+};
+
+}  // namespace turnpike

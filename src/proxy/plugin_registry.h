@@ -1,0 +1,39 @@
+// PluginRegistry: the plugin kinds this binary has, by name. Filled explicitly by daemon/
+// (no static-initialiser registration); read-only afterwards, shared by snapshot builds.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "turnpike/plugin.h"
+
+namespace turnpike::proxy {
+
+class PluginRegistry {
+ public:
+  void Register(std::unique_ptr<PluginFactory> factory);
+  // nullptr when no plugin of that name exists.
+  const PluginFactory* Find(std::string_view name) const;
+  std::vector<std::string> Names() const;
+
+ private:
+  std::vector<std::unique_ptr<PluginFactory>> factories_;
+};
+
+// A compiled plugin chain: instances ordered by priority (highest first), as APISIX runs
+// them. Immutable; part of a snapshot.
+struct PluginChain {
+  struct Entry {
+    std::string name;
+    int priority = 0;
+    PluginConstSharedPtr plugin;
+  };
+  std::vector<Entry> entries;
+  uint32_t phases = 0;  // union of the entries' phases
+
+  void Sort();  // by priority desc, stable; recomputes `phases`
+};
+
+}  // namespace turnpike::proxy

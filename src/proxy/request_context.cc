@@ -19,6 +19,39 @@ void RequestContext::Begin(const ConnectionInfo* conn, const http::RequestHead* 
   status_ = 0;
   params_.count = 0;
   request_uri_built_ = false;
+  request_edits_.Clear();
+  response_edits_.Clear();
+  responded_ = false;
+  respond_status_ = 0;
+  body_modified_ = false;
+}
+
+void RequestContext::Respond(int status, std::string_view body) {
+  responded_ = true;
+  respond_status_ = status;
+  respond_body_.assign(body);
+}
+
+void HeaderEdits::Push(std::string_view name, std::string_view value, bool remove) {
+  if (count_ == edits_.size()) edits_.emplace_back();
+  HeaderEdit& e = edits_[count_++];
+  e.name.assign(name);
+  e.value.assign(value);
+  e.remove = remove;
+}
+
+bool HeaderEdits::Touches(std::string_view name) const {
+  for (size_t i = 0; i < count_; ++i) {
+    if (base::EqualsIgnoreCase(edits_[i].name, name)) return true;
+  }
+  return false;
+}
+
+bool HeaderEdits::IsLastFor(size_t i) const {
+  for (size_t j = i + 1; j < count_; ++j) {
+    if (base::EqualsIgnoreCase(edits_[j].name, edits_[i].name)) return false;
+  }
+  return true;
 }
 
 std::optional<std::string_view> RequestContext::Header(std::string_view lower_name) const {

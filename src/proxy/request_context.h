@@ -8,8 +8,10 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "http/message.h"
+#include "turnpike/plugin.h"
 #include "turnpike/request_vars.h"
 
 namespace turnpike::proxy {
@@ -32,7 +34,38 @@ struct CapturedParams {
   uint8_t count = 0;
 };
 
-class RequestContext final : public RequestVars {
+// A header change requested by a plugin; the last edit of a name wins.
+struct HeaderEdit {
+  std::string name;
+  std::string value;
+  bool remove = false;
+};
+
+// Edits with storage reused between requests (no allocation once warm).
+class HeaderEdits {
+ public:
+  void Clear() { count_ = 0; }
+  void Set(std::string_view name, std::string_view value) { Push(name, value, false); }
+  void Remove(std::string_view name) { Push(name, {}, true); }
+  bool empty() const { return count_ == 0; }
+  // True when some edit names `name` (the original header is then replaced or dropped).
+  bool Touches(std::string_view name) const;
+  // Calls fn(name, value) for the headers the edits add (last Set per name).
+  template <typename Fn>
+  void ForEachSet(Fn&& fn) const {
+    for (size_t i = 0; i < count_; ++i) {
+      if (!edits_[i].remove && IsLastFor(i)) fn(edits_[i].name, edits_[i].value);
+    }
+  }
+
+ private:
+  void Push(std::string_view name, std::string_view value, bool remove);
+  bool IsLastFor(size_t i) const;
+  std::vector<HeaderEdit> edits_;
+  size_t count_ = 0;
+};
+
+class RequestContext final : public PluginContext {
  public:
   // Starts a request. `uri` is the normalized path, `host` the lowercased host without port,
   // `remote_addr` the client address after real-IP processing. All must outlive the request.
@@ -43,6 +76,27 @@ class RequestContext final : public RequestVars {
   CapturedParams& params() { return params_; }
 
   std::optional<std::string_view> Get(const VarRef& var) override;
+
+  // ---- PluginContext ----
+  void Respond(int status, std::string_view body) override;
+  void SetRequestHeader(std::string_view name, std::string_view value) override {
+    request_edits_.Set(name, value);
+  }
+  void RemoveRequestHeader(std::string_view name) override { request_edits_.Remove(name); }
+  int response_status() const override { return status_; }
+  void SetResponseHeader(std::string_view name, std::string_view value) override {
+    response_edits_.Set(name, value);
+  }
+  void RemoveResponseHeader(std::string_view name) override { response_edits_.Remove(name); }
+  void MarkBodyModified() override { body_modified_ = true; }
+
+  // What the plugins asked for (read by the proxy).
+  bool responded() const { return responded_; }
+  int respond_status() const { return respond_status_; }
+  std::string_view respond_body() const { return respond_body_; }
+  const HeaderEdits& request_edits() const { return request_edits_; }
+  const HeaderEdits& response_edits() const { return response_edits_; }
+  bool body_modified() const { return body_modified_; }
 
   // Helpers shared with the proxy (also used for X-Forwarded-* and real IP).
   std::optional<std::string_view> Header(std::string_view lower_name) const;
@@ -64,6 +118,12 @@ class RequestContext final : public RequestVars {
   std::string request_uri_;  // "$uri?$args", built on first use (capacity reused)
   bool request_uri_built_ = false;
   char status_text_[8] = {};
+  HeaderEdits request_edits_;
+  HeaderEdits response_edits_;
+  bool responded_ = false;
+  int respond_status_ = 0;
+  std::string respond_body_;
+  bool body_modified_ = false;
 };
 
 }  // namespace turnpike::proxy

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -109,49 +110,192 @@ class UpstreamBuilder {
 
 }  // namespace
 
-SnapshotConstSharedPtr BuildSnapshot(const config::GatewayConfig& gateway,
-                                     const config::RoutesConfig& routes,
-                                     const Snapshot* previous, uint64_t version,
-                                     std::vector<std::string>* warnings, BuildStats* stats) {
-  BuildStats local_stats;
-  if (stats == nullptr) stats = &local_stats;
-  auto snap = std::make_shared<Snapshot>();
-  snap->version = version;
-  UpstreamBuilder builder(gateway, previous, snap.get(), warnings, stats);
+namespace {
 
-  std::unordered_map<std::string, const Upstream*> by_id;
+// Compiles one owner's `plugins:` into chain entries. Returns false (with `error`) when a
+// plugin is unknown, not enabled, or its configuration is invalid: the owner is skipped.
+class PluginCompiler {
+ public:
+  PluginCompiler(const BuildInput& input) : registry_(input.plugins) {
+    const std::optional<std::vector<std::string>>& enabled =
+        input.routes->enabled_plugins ? input.routes->enabled_plugins : input.gateway->plugins;
+    if (enabled) {
+      restricted_ = true;
+      enabled_ = *enabled;
+    }
+  }
+
+  bool Compile(const std::vector<config::PluginSpec>& specs,
+               std::vector<PluginChain::Entry>* out, config::ConfigError* error) const {
+    for (const config::PluginSpec& spec : specs) {
+      const PluginFactory* factory = registry_ ? registry_->Find(spec.name) : nullptr;
+      bool enabled = !restricted_ || std::find(enabled_.begin(), enabled_.end(), spec.name) !=
+                                         enabled_.end();
+      if (factory == nullptr || !enabled) {
+        *error = {spec.loc, spec.path, "unknown plugin [" + spec.name + "]"};
+        return false;
+      }
+      nlohmann::json conf = spec.conf;
+      if (conf.is_object()) {
+        auto meta = conf.find("_meta");
+        if (meta != conf.end()) {
+          bool disabled = meta->is_object() && meta->value("disable", false) == true;
+          conf.erase(meta);
+          if (disabled) continue;  // `_meta.disable: true` turns this instance off
+        }
+      }
+      StatusOr<PluginConstSharedPtr> plugin = factory->Create(conf);
+      if (!plugin.ok()) {
+        *error = {spec.loc, spec.path,
+                  "failed to check the configuration of plugin " + spec.name +
+                      " err: " + plugin.status().message()};
+        return false;
+      }
+      out->push_back({spec.name, factory->priority(), plugin.value()});
+    }
+    return true;
+  }
+
+ private:
+  const PluginRegistry* registry_;
+  bool restricted_ = false;
+  std::vector<std::string> enabled_;
+};
+
+// Overlays `top` on `base` by plugin name (a plugin in `top` wins).
+void Overlay(std::vector<PluginChain::Entry>* base, const std::vector<PluginChain::Entry>& top) {
+  for (const PluginChain::Entry& e : top) {
+    auto it = std::find_if(base->begin(), base->end(),
+                           [&](const PluginChain::Entry& b) { return b.name == e.name; });
+    if (it != base->end()) {
+      *it = e;
+    } else {
+      base->push_back(e);
+    }
+  }
+}
+
+}  // namespace
+
+SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* report) {
+  const config::GatewayConfig& gateway = *input.gateway;
+  const config::RoutesConfig& routes = *input.routes;
+  BuildStats& stats = report->stats;
+  auto snap = std::make_shared<Snapshot>();
+  snap->version = input.version;
+  UpstreamBuilder builder(gateway, input.previous, snap.get(), &report->warnings, &stats);
+  PluginCompiler plugins(input);
+
+  std::unordered_map<std::string, const Upstream*> upstream_by_id;
   for (const config::UpstreamSpec& spec : routes.upstreams) {
-    by_id[spec.id] = builder.Add(spec, "upstreams/" + spec.id);
+    upstream_by_id[spec.id] = builder.Add(spec, "upstreams/" + spec.id);
+  }
+
+  // Services and plugin configs: compiled once, shared by the routes that use them.
+  struct CompiledService {
+    const config::ServiceSpec* spec = nullptr;
+    const Upstream* upstream = nullptr;  // inline upstream
+    std::vector<PluginChain::Entry> plugins;
+  };
+  std::unordered_map<std::string, CompiledService> services;
+  for (const config::ServiceSpec& spec : routes.services) {
+    CompiledService s;
+    s.spec = &spec;
+    config::ConfigError error;
+    if (!plugins.Compile(spec.plugins, &s.plugins, &error)) {
+      report->errors.push_back(std::move(error));
+      continue;
+    }
+    if (spec.upstream) s.upstream = builder.Add(*spec.upstream, "services/" + spec.id);
+    services.emplace(spec.id, std::move(s));
+  }
+  std::unordered_map<std::string, std::vector<PluginChain::Entry>> plugin_configs;
+  for (const config::PluginConfigSpec& spec : routes.plugin_configs) {
+    std::vector<PluginChain::Entry> entries;
+    config::ConfigError error;
+    if (!plugins.Compile(spec.plugins, &entries, &error)) {
+      report->errors.push_back(std::move(error));
+      continue;
+    }
+    plugin_configs.emplace(spec.id, std::move(entries));
+  }
+  for (const config::GlobalRuleSpec& spec : routes.global_rules) {
+    PluginChain chain;
+    config::ConfigError error;
+    if (!plugins.Compile(spec.plugins, &chain.entries, &error)) {
+      report->errors.push_back(std::move(error));
+      continue;
+    }
+    chain.Sort();
+    snap->global_phases |= chain.phases;
+    snap->global_rules.push_back(std::move(chain));
   }
 
   std::vector<router::RouteKey> keys;
   keys.reserve(routes.routes.size());
   for (const config::RouteSpec& spec : routes.routes) {
     if (spec.status == 0) continue;  // disabled routes are not matched at all
+    std::vector<PluginChain::Entry> own;
+    config::ConfigError error;
+    if (!plugins.Compile(spec.plugins, &own, &error)) {
+      report->errors.push_back(std::move(error));
+      continue;  // the route is skipped, the rest applies
+    }
     Route route;
     route.id = spec.id;
+    route.name = spec.name;
     if (spec.timeout) {
       route.has_timeout = true;
       route.timeout = *spec.timeout;
     }
-    if (!spec.upstream_id.empty()) {
-      auto it = by_id.find(spec.upstream_id);
-      if (it != by_id.end()) {
-        route.upstream = it->second;
+    const CompiledService* service = nullptr;
+    if (!spec.service_id.empty()) {
+      auto it = services.find(spec.service_id);
+      if (it == services.end()) {
+        route.fail_status = 404;  // APISIX: a route whose service is missing answers 404
       } else {
+        service = &it->second;
+        route.service_id = spec.service_id;
+        route.service_name = service->spec->name;
+        route.chain.entries = service->plugins;
+      }
+    }
+    if (!spec.plugin_config_id.empty()) {
+      auto it = plugin_configs.find(spec.plugin_config_id);
+      if (it == plugin_configs.end()) {
+        if (route.fail_status == 0) route.fail_status = 503;
+      } else {
+        Overlay(&route.chain.entries, it->second);
+      }
+    }
+    Overlay(&route.chain.entries, own);
+    route.chain.Sort();
+
+    // Upstream: upstream_id wins over an inline upstream; the route's over the service's.
+    std::string_view upstream_id = spec.upstream_id;
+    if (upstream_id.empty() && !spec.upstream && service != nullptr) {
+      upstream_id = service->spec->upstream_id;
+    }
+    if (!upstream_id.empty()) {
+      auto it = upstream_by_id.find(std::string(upstream_id));
+      if (it != upstream_by_id.end()) {
+        route.upstream = it->second;
+      } else if (route.fail_status == 0) {
         route.fail_status = 502;
-        warnings->push_back(spec.loc.file + ":" + std::to_string(spec.loc.line) + ": route " +
-                            spec.id + ": upstream_id " + spec.upstream_id +
-                            " not found; requests get 502");
+        report->warnings.push_back(spec.loc.file + ":" + std::to_string(spec.loc.line) +
+                                   ": route " + spec.id + ": upstream_id " +
+                                   std::string(upstream_id) + " not found; requests get 502");
       }
     } else if (spec.upstream) {
       route.upstream = builder.Add(*spec.upstream, "routes/" + spec.id);
-    } else {
-      route.fail_status = 503;
+    } else if (service != nullptr && service->upstream != nullptr) {
+      route.upstream = service->upstream;
     }
+    if (route.upstream == nullptr && route.fail_status == 0) route.fail_status = 503;
+
     router::RouteKey key;
     key.uris = spec.uris;
-    key.hosts = spec.hosts;
+    key.hosts = !spec.hosts.empty() || service == nullptr ? spec.hosts : service->spec->hosts;
     key.priority = spec.priority;
     if (!spec.methods.empty()) {
       key.methods = 0;
@@ -164,8 +308,21 @@ SnapshotConstSharedPtr BuildSnapshot(const config::GatewayConfig& gateway,
     keys.push_back(std::move(key));
   }
   snap->table = router::RouteTable::Build(std::move(keys));
-  stats->routes = snap->routes.size();
-  stats->upstreams = snap->upstreams.size();
+  stats.routes = snap->routes.size();
+  stats.upstreams = snap->upstreams.size();
+  return snap;
+}
+
+SnapshotConstSharedPtr BuildSnapshot(const config::GatewayConfig& gateway,
+                                     const config::RoutesConfig& routes,
+                                     const Snapshot* previous, uint64_t version,
+                                     std::vector<std::string>* warnings, BuildStats* stats) {
+  BuildReport report;
+  SnapshotConstSharedPtr snap =
+      BuildSnapshot({&gateway, &routes, previous, version, nullptr}, &report);
+  for (const config::ConfigError& e : report.errors) warnings->push_back(e.ToString());
+  for (std::string& w : report.warnings) warnings->push_back(std::move(w));
+  if (stats != nullptr) *stats = report.stats;
   return snap;
 }
 

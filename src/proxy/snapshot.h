@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/specs.h"
+#include "proxy/plugin_registry.h"
 #include "router/route_table.h"
 #include "upstream/node_set.h"
 
@@ -38,6 +39,7 @@ struct Route {
   int fail_status = 0;                 // 502 (upstream_id not found) or 503 (no upstream)
   bool has_timeout = false;
   config::Timeout timeout;             // overrides the upstream's when has_timeout
+  PluginChain chain;                   // service + plugin_config + route plugins, merged
 };
 
 struct Snapshot {
@@ -45,6 +47,8 @@ struct Snapshot {
   router::RouteTableConstSharedPtr table;
   std::vector<Route> routes;                     // indexed by the route table's payload
   std::vector<std::unique_ptr<Upstream>> upstreams;  // indexed by Upstream::slot
+  std::vector<PluginChain> global_rules;         // run for every request, matched or not
+  uint32_t global_phases = 0;                    // union of the global rules' phases
 };
 
 using SnapshotConstSharedPtr = std::shared_ptr<const Snapshot>;
@@ -55,6 +59,26 @@ struct BuildStats {
   size_t nodes = 0;
   size_t reused_node_sets = 0;  // node sets carried over unchanged from `previous`
 };
+
+struct BuildInput {
+  const config::GatewayConfig* gateway = nullptr;
+  const config::RoutesConfig* routes = nullptr;
+  const Snapshot* previous = nullptr;     // may be null
+  uint64_t version = 0;
+  const PluginRegistry* plugins = nullptr;  // may be null: then no plugin is known
+};
+
+struct BuildReport {
+  // Items skipped while compiling (unknown plugin, bad plugin config...), with their
+  // location: reported like config errors.
+  std::vector<config::ConfigError> errors;
+  std::vector<std::string> warnings;  // problems with single nodes, dangling references
+  BuildStats stats;
+};
+
+// Control thread. Composes routes with their services and plugin configs (reference §2.5),
+// compiles plugin chains, resolves upstream nodes (may block on DNS) and builds the router.
+SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* report);
 
 // Control thread (may resolve node host names, which blocks). `previous` (may be null) lets
 // unchanged node sets keep their pointer, so workers keep their balancer state. Problems with

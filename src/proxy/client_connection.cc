@@ -61,19 +61,28 @@ ClientConnection* ClientConnection::Accept(Worker* worker, uv_stream_t* server) 
   uv_tcp_nodelay(&c->tcp_, 1);
   sockaddr_storage ss{};
   int len = sizeof(ss);
-  if (uv_tcp_getpeername(&c->tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+  auto describe = [](const sockaddr_storage& ss, char* ip, size_t ip_len, char* port,
+                     size_t port_len) -> uint16_t {
+    uint16_t p = 0;
     if (ss.ss_family == AF_INET) {
-      uv_ip4_name(reinterpret_cast<sockaddr_in*>(&ss), c->peer_ip_, sizeof(c->peer_ip_));
+      uv_ip4_name(reinterpret_cast<const sockaddr_in*>(&ss), ip, ip_len);
+      p = ntohs(reinterpret_cast<const sockaddr_in*>(&ss)->sin_port);
     } else {
-      uv_ip6_name(reinterpret_cast<sockaddr_in6*>(&ss), c->peer_ip_, sizeof(c->peer_ip_));
+      uv_ip6_name(reinterpret_cast<const sockaddr_in6*>(&ss), ip, ip_len);
+      p = ntohs(reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_port);
     }
+    *std::to_chars(port, port + port_len - 1, p).ptr = '\0';
+    return p;
+  };
+  if (uv_tcp_getpeername(&c->tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    describe(ss, c->peer_ip_, sizeof(c->peer_ip_), c->peer_port_, sizeof(c->peer_port_));
   }
   len = sizeof(ss);
   if (uv_tcp_getsockname(&c->tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-    c->local_port_ = ntohs(ss.ss_family == AF_INET
-                               ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
-                               : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+    c->local_port_ = describe(ss, c->local_ip_, sizeof(c->local_ip_), c->local_port_text_,
+                              sizeof(c->local_port_text_));
   }
+  c->conn_info_ = {c->peer_ip_, c->peer_port_, c->local_ip_, c->local_port_text_};
   c->StartReading();
   c->ArmTimer(worker->gateway().client_header_timeout);
   return c;
@@ -258,6 +267,9 @@ void ClientConnection::HandleRequest(size_t head_len) {
   head_end_ = begin_;
   scan_pos_ = 0;
   ++requests_;
+  route_ = nullptr;
+  phases_ran_ = false;
+  body_started_ = false;
   start_ms_ = uv_now(worker_->loop());
   bytes_sent_ = 0;
   resp_status_ = 0;
@@ -288,13 +300,16 @@ void ClientConnection::HandleRequest(size_t head_len) {
     return;
   }
   NormalizeHost(req_.host, &host_);
+  ctx_.Begin(&conn_info_, &req_, uri_, host_, peer_ip_);
   snapshot_ = worker_->snapshot();
   uint32_t idx = snapshot_->table->Match(req_.method, host_, uri_);
-  if (idx == router::RouteTable::kNoMatch) {
+  route_ = idx == router::RouteTable::kNoMatch ? nullptr : &snapshot_->routes[idx];
+  ctx_.SetRoute(route_);
+  if (RunRequestPhases()) return;  // a plugin answered
+  if (route_ == nullptr) {
     ReplyLocal(404, "404 Route Not Found");
     return;
   }
-  route_ = &snapshot_->routes[idx];
   upstream_ = route_->upstream;
   if (upstream_ == nullptr) {
     ReplyLocal(route_->fail_status, "");
@@ -314,6 +329,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   resp_head_parsed_ = resp_head_sent_ = resp_done_ = false;
   resp_chunked_ = resp_close_delimited_ = false;
   up_eof_pending_ = false;
+  up_discard_ = false;
   first_attempt_ms_ = uv_now(worker_->loop());
   if (req_.expect_continue && !req_body_done_) {
     uv_buf_t b = uv_buf_init(const_cast<char*>(kContinue.data()), kContinue.size());
@@ -332,10 +348,33 @@ bool ClientConnection::SkipRequestBody() {
 }
 
 void ClientConnection::ReplyLocal(int status, std::string_view message) {
+  // Turnpike's own answers: {"error_msg":"<message>"}\n, message "<status> <reason>" by
+  // default.
+  local_body_.assign("{\"error_msg\":\"");
+  if (message.empty()) {
+    AppendUint(&local_body_, static_cast<uint64_t>(status));
+    local_body_.push_back(' ');
+    local_body_.append(http::ReasonPhrase(status));
+  } else {
+    local_body_.append(message);
+  }
+  local_body_.append("\"}\n");
+  SendLocal(status, local_body_, "application/json");
+}
+
+void ClientConnection::SendLocal(int status, std::string_view body,
+                                 std::string_view content_type) {
   state_ = State::kLocalReply;
   resp_status_ = status;
   if (!req_body_done_ && !SkipRequestBody()) keep_alive_ = false;
   if (worker_->draining()) keep_alive_ = false;
+  if (phases_ran_) RunHeaderFilters(status);
+  // Body filters see local answers too (APISIX runs them on its own exits).
+  if (phases_ran_ && body_filters_active()) {
+    filtered_.clear();
+    FilterBody(body, true, true, &filtered_);
+    body = filtered_;
+  }
   std::string_view reason = http::ReasonPhrase(status);
   out_.clear();
   out_.append("HTTP/1.1 ");
@@ -344,7 +383,11 @@ void ClientConnection::ReplyLocal(int status, std::string_view message) {
   out_.append(reason);
   out_.append("\r\nDate: ");
   out_.append(worker_->Date());
-  out_.append("\r\nContent-Type: application/json\r\n");
+  if (!phases_ran_ || !ctx_.response_edits().Touches("content-type")) {
+    out_.append("\r\nContent-Type: ");
+    out_.append(content_type);
+  }
+  out_.append("\r\n");
   out_.append(worker_->server_header());
   if (attempts_ > 0) {
     out_.append("X-APISIX-Upstream-Status: ");
@@ -354,29 +397,20 @@ void ClientConnection::ReplyLocal(int status, std::string_view message) {
     }
     out_.append("\r\n");
   }
+  AppendResponseEdits(&out_);
   if (!keep_alive_) {
     out_.append("Connection: close\r\n");
   } else if (req_.version_minor == 0) {
     out_.append("Connection: keep-alive\r\n");
   }
-  // Body: {"error_msg":"<message>"}\n ; default message "<status> <reason>".
-  size_t body_len = 14 + 3 + (message.empty() ? 4 + reason.size() : message.size());
   out_.append("Content-Length: ");
-  AppendUint(&out_, body_len);
+  AppendUint(&out_, body.size());
   out_.append("\r\n\r\n");
-  if (req_.method != base::Method::kHead) {
-    out_.append("{\"error_msg\":\"");
-    if (message.empty()) {
-      AppendUint(&out_, static_cast<uint64_t>(status));
-      out_.push_back(' ');
-      out_.append(reason);
-    } else {
-      out_.append(message);
-    }
-    out_.append("\"}\n");
-  }
   client_bufs_.clear();
   client_bufs_.push_back(uv_buf_init(out_.data(), out_.size()));
+  if (req_.method != base::Method::kHead && !body.empty()) {
+    client_bufs_.push_back(uv_buf_init(const_cast<char*>(body.data()), body.size()));
+  }
   WriteClient();
 }
 
@@ -503,6 +537,7 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
 }
 
 void ClientConnection::FinishExchange() {
+  if (phases_ran_) RunLogPhase();
   if (AccessLog* log = worker_->access_log()) WriteAccessLog(log);
   snapshot_.reset();
   route_ = nullptr;

@@ -21,6 +21,7 @@
 #include "core/lazy_timer.h"
 #include "http/message.h"
 #include "http/parser.h"
+#include "proxy/request_context.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
 #include "upstream/round_robin.h"
@@ -82,6 +83,17 @@ class ClientConnection {
   void HandleRequest(size_t head_len);
   bool SkipRequestBody();
   void ReplyLocal(int status, std::string_view message);
+  void SendLocal(int status, std::string_view body, std::string_view content_type);
+
+  // plugin phases (phases.cc)
+  bool RunRequestPhases();  // rewrite + access; true when a plugin answered
+  void RunHeaderFilters(int status);
+  bool body_filters_active() const;
+  // Runs one body piece through the body filters; appends the result to `out`. Returns true
+  // when a filter ended the body.
+  bool FilterBody(std::string_view data, bool first, bool last, std::string* out);
+  void RunLogPhase();
+  void AppendResponseEdits(std::string* out) const;
   void FinishExchange();
   void WriteAccessLog(AccessLog* log);
   void NextRequest();
@@ -128,7 +140,17 @@ class ClientConnection {
   size_t head_end_ = 0;  // end of the current request head (its views must stay put)
 
   char peer_ip_[48] = {};
+  char peer_port_[8] = {};
+  char local_ip_[48] = {};
+  char local_port_text_[8] = {};
   uint16_t local_port_ = 0;
+  ConnectionInfo conn_info_;
+  RequestContext ctx_;
+  std::string filter_scratch_[2];  // body filters alternate between these
+  std::string filtered_;           // filtered body bytes of the write in flight
+  std::string local_body_;         // body of a local reply
+  bool body_started_ = false;      // a body piece went through the filters already
+  bool phases_ran_ = false;        // rewrite/access ran for this request (log then runs)
   uint32_t requests_ = 0;
   uint64_t start_ms_ = 0;    // loop time the current request's head was complete
   uint64_t bytes_sent_ = 0;  // bytes written to the client for the current request
@@ -163,6 +185,7 @@ class ClientConnection {
   bool resp_chunked_ = false;        // we re-chunk the body for the client
   bool resp_close_delimited_ = false;  // HTTP/1.0 client: body ends at close
   bool up_eof_pending_ = false;        // the node closed while a client write was in flight
+  bool up_discard_ = false;            // the response was cut short: do not pool the node
 
   // Write scratch (capacity reused between requests: no allocation once warm).
   std::string out_;                               // response head / local reply

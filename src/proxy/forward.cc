@@ -168,12 +168,15 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
   out->append(kCrlf);
   std::string_view xff_first;
   bool xff_many = false;
+  const HeaderEdits& edits = ctx_.request_edits();
+  bool edited = phases_ran_ && !edits.empty();
   for (const http::Header& h : req_.headers) {
     std::string_view n = h.name;
     if (http::IsHopByHop(n) ||
         http::IsListedIn(n, req_.connection_tokens, req_.connection_token_count)) {
       continue;
     }
+    if (edited && edits.Touches(n)) continue;  // a plugin set or removed it
     switch (n.size()) {
       case 4:
         if (NameIs(n, "host")) continue;
@@ -234,6 +237,11 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
     AppendUint(out, local_port_);
   }
   out->append(kCrlf);
+  if (edited) {
+    edits.ForEachSet([&](std::string_view name, std::string_view value) {
+      AppendHeader(out, name, value);
+    });
+  }
   if (req_.framing == http::Framing::kContentLength) {
     out->append("Content-Length: ");
     AppendUint(out, req_.content_length);
@@ -399,6 +407,10 @@ void ClientConnection::EncodeResponseHead() {
   const http::ResponseHead& r = up_->head();
   resp_status_ = r.status;
   bool no_body = http::ResponseHasNoBody(r.status, req_.method == base::Method::kHead);
+  if (phases_ran_) RunHeaderFilters(r.status);
+  bool body_modified = phases_ran_ && ctx_.body_modified() && !no_body;
+  const HeaderEdits& edits = ctx_.response_edits();
+  bool edited = phases_ran_ && !edits.empty();
   out_.clear();
   out_.append("HTTP/1.1 ");
   AppendUint(&out_, static_cast<uint64_t>(r.status));
@@ -413,8 +425,10 @@ void ClientConnection::EncodeResponseHead() {
     }
     if (NameIs(n, "server")) continue;
     if (!no_body && NameIs(n, "content-length")) continue;  // re-stated below
+    if (edited && edits.Touches(n)) continue;               // a plugin set or removed it
     AppendHeader(&out_, n, h.value);
   }
+  AppendResponseEdits(&out_);
   if (r.status >= 500 || worker_->gateway().show_upstream_status_in_response_header) {
     out_.append("X-APISIX-Upstream-Status: ");
     for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
@@ -425,11 +439,11 @@ void ClientConnection::EncodeResponseHead() {
   }
   resp_chunked_ = resp_close_delimited_ = false;
   if (!no_body) {
-    if (r.framing == http::Framing::kContentLength) {
+    if (r.framing == http::Framing::kContentLength && !body_modified) {
       out_.append("Content-Length: ");
       AppendUint(&out_, r.content_length);
       out_.append(kCrlf);
-    } else if (r.framing == http::Framing::kNone) {
+    } else if (r.framing == http::Framing::kNone && !body_modified) {
       out_.append("Content-Length: 0\r\n");
     } else if (req_.version_minor >= 1) {
       out_.append("Transfer-Encoding: chunked\r\n");
@@ -473,6 +487,26 @@ bool ClientConnection::AppendResponseBody() {
     return false;
   }
   up_->Consume(r.consumed);
+  if (body_filters_active()) {
+    // Filters may change the bytes: run every piece through them into one buffer.
+    filtered_.clear();
+    bool ended = false;
+    if (spans_.empty() && r.complete) {
+      ended = FilterBody({}, !body_started_, true, &filtered_);
+    }
+    for (size_t i = 0; i < spans_.size() && !ended; ++i) {
+      bool last = r.complete && i + 1 == spans_.size();
+      ended = FilterBody(spans_[i], !body_started_, last, &filtered_);
+    }
+    spans_.clear();
+    if (!filtered_.empty()) spans_.push_back(filtered_);
+    if (ended) {
+      // A filter ended the body: the rest from the node is not wanted, so the connection
+      // cannot be reused.
+      r.complete = true;
+      up_discard_ = true;
+    }
+  }
   AppendSpans(spans_, resp_chunked_, &resp_chunk_heads_, &client_bufs_);
   if (r.complete) {
     resp_done_ = true;
@@ -499,7 +533,7 @@ void ClientConnection::OnResponseWritten() {
     if (!up_->pending().empty()) ProcessResponse();
     return;
   }
-  bool reusable = up_ != nullptr && up_->head().keep_alive && req_body_done_ &&
+  bool reusable = up_ != nullptr && !up_discard_ && up_->head().keep_alive && req_body_done_ &&
                   !resp_close_delimited_ && !up_->writing() && !worker_->draining();
   ReleaseUpstream(reusable);
   if (!req_body_done_) keep_alive_ = false;

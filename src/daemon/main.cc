@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "config/loader.h"
+#include "proxy/snapshot.h"
+#include "daemon/builtin_plugins.h"
 #include "daemon/control.h"
 #include "daemon/options.h"
 
@@ -67,6 +69,20 @@ int main(int argc, char** argv) {
     for (const config::ConfigError& e : routes.errors) {
       std::fprintf(stderr, "%s\n", e.ToString().c_str());
       ++problems;
+    }
+    if (routes.value) {
+      // Compile everything the daemon would (plugin configs, references) to report all errors.
+      proxy::PluginRegistry registry;
+      daemon::RegisterBuiltinPlugins(&registry);
+      proxy::BuildReport report;
+      proxy::BuildSnapshot({&*gw.value, &*routes.value, nullptr, 1, &registry}, &report);
+      for (const config::ConfigError& e : report.errors) {
+        std::fprintf(stderr, "%s\n", e.ToString().c_str());
+        ++problems;
+      }
+      for (const std::string& w : report.warnings) {
+        std::fprintf(stderr, "%s (warning)\n", w.c_str());
+      }
     }
     if (problems > 0 || !routes.value) {
       std::fprintf(stderr, "turnpike: configuration check failed (%d error%s)\n", problems,

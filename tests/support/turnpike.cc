@@ -26,8 +26,10 @@ std::string GatewayConfigYaml(int port, const TurnpikeOptions& options) {
   y += "  http:\n";
   y += "    keepalive_timeout: " + options.keepalive_timeout + "\n";
   y += "    client_max_body_size: " + options.client_max_body_size + "\n";
+  y += options.http_extra;
   y += "turnpike:\n";
   y += "  drain_timeout: " + options.drain_timeout + "\n";
+  y += options.top_extra;
   return y;
 }
 

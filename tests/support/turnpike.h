@@ -28,6 +28,10 @@ struct TurnpikeOptions {
   // "  show_upstream_status_in_response_header: true\n".
   std::string apisix_extra;
   std::vector<std::string> env;  // extra "NAME=value" for the daemon
+  // Extra lines under `nginx_config.http:` (each indented by four spaces).
+  std::string http_extra;
+  // Extra top-level YAML appended at the end (e.g. a `plugins:` list).
+  std::string top_extra;
 };
 
 // config.yaml for a daemon listening on 127.0.0.1:`port` (and nowhere else).

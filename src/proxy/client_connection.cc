@@ -268,6 +268,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   scan_pos_ = 0;
   ++requests_;
   route_ = nullptr;
+  remote_addr_ = peer_ip_;
   phases_ran_ = false;
   body_started_ = false;
   start_ms_ = uv_now(worker_->loop());
@@ -300,10 +301,19 @@ void ClientConnection::HandleRequest(size_t head_len) {
     return;
   }
   NormalizeHost(req_.host, &host_);
-  ctx_.Begin(&conn_info_, &req_, uri_, host_, peer_ip_);
   snapshot_ = worker_->snapshot();
-  uint32_t idx = snapshot_->table->Match(req_.method, host_, uri_);
+  remote_addr_ = ResolveRemoteAddr();
+  ctx_.Begin(&conn_info_, &req_, uri_, host_, remote_addr_);
+  std::string_view match_path = uri_;
+  if (snapshot_->delete_uri_tail_slash && match_path.size() > 1 && match_path.back() == '/') {
+    match_path.remove_suffix(1);
+  }
+  router::PathParams params;
+  match_info_ = {};
+  uint32_t idx = snapshot_->table->Match({req_.method, host_, match_path}, this, &params,
+                                         &match_info_);
   route_ = idx == router::RouteTable::kNoMatch ? nullptr : &snapshot_->routes[idx];
+  ctx_.params() = params;
   ctx_.SetRoute(route_);
   if (RunRequestPhases()) return;  // a plugin answered
   if (route_ == nullptr) {
@@ -336,6 +346,36 @@ void ClientConnection::HandleRequest(size_t head_len) {
     uv_write(&continue_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &b, 1, &OnContinueWritten);
   }
   StartAttempt();
+}
+
+bool ClientConnection::Accept(uint32_t payload, const router::PathParams& params) {
+  const Route& r = snapshot_->routes[payload];
+  if (r.remote_addrs && !r.remote_addrs->Match(remote_addr_)) return false;
+  if (r.vars != nullptr) {
+    ctx_.params() = params;  // uri_param_* of this candidate
+    return r.vars->Eval(ctx_);
+  }
+  return true;
+}
+
+// nginx's realip module: a peer listed in real_ip_from may name the client in
+// real_ip_header (X-Forwarded-For: its last address). Anything that is not an IP is ignored.
+std::string_view ClientConnection::ResolveRemoteAddr() const {
+  const AddressRules& rules = snapshot_->addresses;
+  std::string_view peer = peer_ip_;
+  if (!rules.real_ip_from.Match(peer)) return peer;
+  for (const http::Header& h : req_.headers) {
+    if (!base::EqualsIgnoreCase(h.name, rules.real_ip_header)) continue;
+    std::string_view v = h.value;
+    size_t comma = v.rfind(',');
+    if (comma != std::string_view::npos) v = v.substr(comma + 1);
+    v = base::TrimWhitespace(v);
+    uint32_t v4;
+    expr::IpMatcher::V6 v6;
+    if (expr::IpMatcher::ParseV4(v, &v4) || expr::IpMatcher::ParseV6(v, &v6)) return v;
+    return peer;
+  }
+  return peer;
 }
 
 bool ClientConnection::SkipRequestBody() {
@@ -489,7 +529,7 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
   // $request_time "$http_referer" "$http_user_agent" $upstream_addr $upstream_status
   std::string& line = worker_->log_line();
   line.clear();
-  line.append(peer_ip_);
+  line.append(remote_addr_.empty() ? std::string_view(peer_ip_) : remote_addr_);
   line.append(" - - [");
   line.append(worker_->LocalTime());
   line.append("] ");

@@ -22,6 +22,7 @@
 #include "http/message.h"
 #include "http/parser.h"
 #include "proxy/request_context.h"
+#include "router/route_table.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
 #include "upstream/round_robin.h"
@@ -30,7 +31,7 @@ namespace turnpike::proxy {
 
 class UpstreamConnection;
 
-class ClientConnection {
+class ClientConnection final : public router::RouteFilter {
  public:
   static constexpr size_t kInitialBuffer = 16 * 1024;
   static constexpr size_t kMaxRequestLine = 8 * 1024;   // longer: 414
@@ -53,6 +54,9 @@ class ClientConnection {
 
   size_t worker_index = 0;  // position in the worker's client list (worker use only)
 
+  // router::RouteFilter: a candidate route's remote_addrs and vars.
+  bool Accept(uint32_t payload, const router::PathParams& params) override;
+
  private:
   enum class State : uint8_t {
     kReadingHead,   // waiting for (the rest of) a request head
@@ -64,6 +68,7 @@ class ClientConnection {
 
   explicit ClientConnection(Worker* worker);
   ~ClientConnection();
+  std::string_view ResolveRemoteAddr() const;
 
   // libuv callbacks
   static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
@@ -162,6 +167,8 @@ class ClientConnection {
   std::string host_;  // lowercased Host without port (reused buffer)
   std::string uri_scratch_;  // normalized path when the raw one is not normal
   std::string_view uri_;     // nginx's $uri: the path routes match on
+  std::string_view remote_addr_;  // client address after real-IP processing
+  router::MatchInfo match_info_;  // which patterns of the route matched
   SnapshotConstSharedPtr snapshot_;  // pinned for the whole exchange
   const Route* route_ = nullptr;
   const Upstream* upstream_ = nullptr;

@@ -170,6 +170,11 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
   bool xff_many = false;
   const HeaderEdits& edits = ctx_.request_edits();
   bool edited = phases_ran_ && !edits.empty();
+  // apisix.trusted_addresses: a trusted peer's X-Forwarded-Proto/Host/Port are kept; when the
+  // list is set, an untrusted peer's X-Forwarded-For is dropped.
+  const AddressRules& rules = snapshot_->addresses;
+  bool trusted = rules.has_trusted && rules.trusted.Match(peer_ip_);
+  std::string_view fwd_proto, fwd_host, fwd_port;
   for (const http::Header& h : req_.headers) {
     std::string_view n = h.name;
     if (http::IsHopByHop(n) ||
@@ -192,6 +197,7 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
         break;
       case 15:
         if (NameIs(n, "x-forwarded-for")) {
+          if (rules.has_trusted && !trusted) continue;
           if (xff_first.empty()) {
             xff_first = h.value;
           } else {
@@ -201,17 +207,27 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
         }
         break;
       case 16:
-        if (NameIs(n, "x-forwarded-host") || NameIs(n, "x-forwarded-port")) continue;
+        if (NameIs(n, "x-forwarded-host")) {
+          if (trusted) fwd_host = h.value;
+          continue;
+        }
+        if (NameIs(n, "x-forwarded-port")) {
+          if (trusted) fwd_port = h.value;
+          continue;
+        }
         break;
       case 17:
-        if (NameIs(n, "x-forwarded-proto")) continue;
+        if (NameIs(n, "x-forwarded-proto")) {
+          if (trusted) fwd_proto = h.value;
+          continue;
+        }
         break;
       default:
         break;
     }
     AppendHeader(out, n, h.value);
   }
-  AppendHeader(out, "X-Real-IP", peer_ip_);
+  AppendHeader(out, "X-Real-IP", remote_addr_);
   out->append("X-Forwarded-For: ");
   if (xff_many) {
     for (const http::Header& h : req_.headers) {
@@ -224,14 +240,18 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
     out->append(xff_first);
     out->append(", ");
   }
-  out->append(peer_ip_);
-  out->append("\r\nX-Forwarded-Proto: http\r\n");
-  AppendHeader(out, "X-Forwarded-Host", req_.host.empty() ? host_ : req_.host);
+  out->append(remote_addr_);
+  out->append(kCrlf);
+  AppendHeader(out, "X-Forwarded-Proto", fwd_proto.empty() ? "http" : fwd_proto);
+  AppendHeader(out, "X-Forwarded-Host",
+               !fwd_host.empty() ? fwd_host : (req_.host.empty() ? host_ : req_.host));
   out->append("X-Forwarded-Port: ");
   std::string_view host = req_.host;
   size_t colon = host.rfind(':');
-  if (colon != std::string_view::npos && host.find(']', colon) == std::string_view::npos &&
-      colon + 1 < host.size()) {
+  if (!fwd_port.empty()) {
+    out->append(fwd_port);
+  } else if (colon != std::string_view::npos &&
+             host.find(']', colon) == std::string_view::npos && colon + 1 < host.size()) {
     out->append(host.substr(colon + 1));
   } else {
     AppendUint(out, local_port_);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "http/message.h"
+#include "router/path_params.h"
 #include "turnpike/plugin.h"
 #include "turnpike/request_vars.h"
 
@@ -27,12 +28,7 @@ struct ConnectionInfo {
 };
 
 // Path parameters captured by the router (names view the route table, values the path).
-struct CapturedParams {
-  static constexpr size_t kMax = 8;
-  std::string_view names[kMax];
-  std::string_view values[kMax];
-  uint8_t count = 0;
-};
+using CapturedParams = router::PathParams;
 
 // A header change requested by a plugin; the last edit of a name wins.
 struct HeaderEdit {

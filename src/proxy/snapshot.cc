@@ -231,6 +231,37 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     snap->global_rules.push_back(std::move(chain));
   }
 
+  // Client-address rules (config.yaml; validated there).
+  if (auto from = expr::IpMatcher::Build([&] {
+        std::vector<std::string> ips;
+        for (const std::string& e : gateway.real_ip_from) {
+          if (e == "unix:") {
+            snap->addresses.real_ip_from_unix = true;
+          } else {
+            ips.push_back(e);
+          }
+        }
+        return ips;
+      }());
+      from.ok()) {
+    snap->addresses.real_ip_from = std::move(from).value();
+  } else {
+    report->warnings.push_back("nginx_config.http.real_ip_from: " + from.status().message());
+  }
+  snap->addresses.real_ip_header.clear();
+  for (char c : gateway.real_ip_header) {
+    snap->addresses.real_ip_header.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c);
+  }
+  if (!gateway.trusted_addresses.empty()) {
+    if (auto trusted = expr::IpMatcher::Build(gateway.trusted_addresses); trusted.ok()) {
+      snap->addresses.has_trusted = true;
+      snap->addresses.trusted = std::move(trusted).value();
+    } else {
+      report->warnings.push_back("apisix.trusted_addresses: " + trusted.status().message());
+    }
+  }
+  snap->delete_uri_tail_slash = gateway.delete_uri_tail_slash;
+
   std::vector<router::RouteKey> keys;
   keys.reserve(routes.routes.size());
   for (const config::RouteSpec& spec : routes.routes) {
@@ -241,7 +272,27 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
       report->errors.push_back(std::move(error));
       continue;  // the route is skipped, the rest applies
     }
+    std::optional<expr::IpMatcher> remote_addrs;
+    if (!spec.remote_addrs.empty()) {
+      StatusOr<expr::IpMatcher> m = expr::IpMatcher::Build(spec.remote_addrs);
+      if (!m.ok()) {
+        report->errors.push_back({spec.loc, spec.path + ".remote_addrs", m.status().message()});
+        continue;
+      }
+      remote_addrs = std::move(m).value();
+    }
+    expr::ExprConstPtr vars;
+    if (spec.vars) {
+      StatusOr<expr::ExprConstPtr> compiled = expr::Expr::Compile(spec.vars->expr);
+      if (!compiled.ok()) {
+        report->errors.push_back({spec.vars->loc, spec.vars->path, compiled.status().message()});
+        continue;
+      }
+      vars = std::move(compiled).value();
+    }
     Route route;
+    route.remote_addrs = std::move(remote_addrs);
+    route.vars = std::move(vars);
     route.id = spec.id;
     route.name = spec.name;
     if (spec.timeout) {
@@ -303,11 +354,17 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
         if (auto parsed = base::ParseRouteMethod(m)) key.methods |= base::MaskOf(*parsed);
       }
     }
+    key.has_filter = route.remote_addrs.has_value() || route.vars != nullptr;
     key.payload = static_cast<uint32_t>(snap->routes.size());
     snap->routes.push_back(std::move(route));
     keys.push_back(std::move(key));
   }
-  snap->table = router::RouteTable::Build(std::move(keys));
+  router::Mode mode = router::Mode::kHostUri;
+  if (gateway.router_mode == config::RouterMode::kUri) mode = router::Mode::kUri;
+  if (gateway.router_mode == config::RouterMode::kUriWithParameter) {
+    mode = router::Mode::kUriWithParameter;
+  }
+  snap->table = router::RouteTable::Build(std::move(keys), mode);
   stats.routes = snap->routes.size();
   stats.upstreams = snap->upstreams.size();
   return snap;

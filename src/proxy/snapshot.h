@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "config/specs.h"
+#include "expr/expr.h"
+#include "expr/ip_matcher.h"
 #include "proxy/plugin_registry.h"
 #include "router/route_table.h"
 #include "upstream/node_set.h"
@@ -40,6 +42,20 @@ struct Route {
   bool has_timeout = false;
   config::Timeout timeout;             // overrides the upstream's when has_timeout
   PluginChain chain;                   // service + plugin_config + route plugins, merged
+  // Predicates the router asks about (RouteKey::has_filter): client address, `vars`.
+  std::optional<expr::IpMatcher> remote_addrs;
+  expr::ExprConstPtr vars;
+};
+
+// Client-address rules from config.yaml, compiled (reference §3.2, §7.3).
+struct AddressRules {
+  // nginx realip: when the peer is in real_ip_from, remote_addr comes from real_ip_header.
+  expr::IpMatcher real_ip_from;
+  bool real_ip_from_unix = false;
+  std::string real_ip_header = "x-real-ip";  // lowercased
+  // apisix.trusted_addresses: peers whose X-Forwarded-* are kept.
+  bool has_trusted = false;
+  expr::IpMatcher trusted;
 };
 
 struct Snapshot {
@@ -47,6 +63,8 @@ struct Snapshot {
   router::RouteTableConstSharedPtr table;
   std::vector<Route> routes;                     // indexed by the route table's payload
   std::vector<std::unique_ptr<Upstream>> upstreams;  // indexed by Upstream::slot
+  AddressRules addresses;
+  bool delete_uri_tail_slash = false;
   std::vector<PluginChain> global_rules;         // run for every request, matched or not
   uint32_t global_phases = 0;                    // union of the global rules' phases
 };

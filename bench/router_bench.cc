@@ -1,6 +1,6 @@
-// RouteTable::Match() at 10 / 1k / 50k routes against the linear scan it replaces, Build() at
-// 50k routes, and the prefix-lookup structure choice (radix trie vs hash maps probed once per
-// distinct prefix length).
+// RouteTable::Match() at 10 / 1k / 50k routes against the linear scan it replaces (host+uri,
+// uri and param modes), Build() at 50k routes, and the prefix-lookup structure choice (radix
+// trie vs hash maps probed once per distinct prefix length).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -119,6 +119,113 @@ void BM_LinearMatch(benchmark::State& state) {
 }
 BENCHMARK(BM_LinearMatch)->Arg(10)->Arg(1000)->Arg(50000);
 
+void BM_Match_UriMode(benchmark::State& state) {
+  const int routes = static_cast<int>(state.range(0));
+  auto table = RouteTable::Build(MakeRoutes(routes), Mode::kUri);
+  const std::vector<Request> requests = MakeRequests(routes);
+  size_t i = 0;
+  for (auto _ : state) {
+    const Request& r = requests[i++ & 1023];
+    benchmark::DoNotOptimize(table->Match(r.method, r.host, r.path));
+  }
+}
+BENCHMARK(BM_Match_UriMode)->Arg(10)->Arg(1000)->Arg(50000);
+
+// --- Param mode -----------------------------------------------------------------------------
+//
+// Per service: "/api/vN/svcI/users/:id", "/api/vN/svcI/users/:id/posts/*rest", an exact
+// "/api/vN/svcI/health" and a "/api/vN/svcI/files/*" prefix, plus a catch-all; half of the
+// services' routes carry a host.
+std::vector<RouteKey> MakeParamRoutes(int count) {
+  std::vector<RouteKey> keys;
+  keys.reserve(static_cast<size_t>(count));
+  for (int i = 0; i + 1 < count; ++i) {
+    RouteKey k;
+    const std::string svc = std::string("/api/v").append(Num(i % 3)).append("/svc").append(Num(i / 4));
+    switch (i % 4) {
+      case 0:
+        k.uris = {svc + "/users/:id"};
+        break;
+      case 1:
+        k.uris = {svc + "/users/:id/posts/*rest"};
+        k.hosts = {std::string("tenant").append(Num(i % 97)).append(".example.com")};
+        break;
+      case 2:
+        k.uris = {svc + "/health"};
+        break;
+      default:
+        k.uris = {svc + "/files/*"};
+        k.hosts = {"*.example.com"};
+        break;
+    }
+    k.payload = static_cast<uint32_t>(i);
+    keys.push_back(std::move(k));
+  }
+  RouteKey fallback;
+  fallback.uris = {"/*"};
+  fallback.payload = static_cast<uint32_t>(count - 1);
+  keys.push_back(std::move(fallback));
+  return keys;
+}
+
+std::vector<Request> MakeParamRequests(int routes) {
+  std::mt19937 rng(42);
+  std::vector<Request> out;
+  for (int q = 0; q < 1024; ++q) {
+    const int i = static_cast<int>(rng() % static_cast<uint32_t>(std::max(routes - 1, 1)));
+    const std::string svc = std::string("/api/v").append(Num(i % 3)).append("/svc").append(Num(i / 4));
+    Request r{Method::kGet, std::string("tenant").append(Num(i % 97)).append(".example.com"),
+              svc + "/users/" + Num(static_cast<int>(rng() % 100000))};
+    switch (rng() % 5) {
+      case 0:
+        r.path += "/posts/2024/05/hello-world";
+        break;
+      case 1:
+        r.path = svc + "/health";
+        break;
+      case 2:
+        r.path = svc + "/files/css/site.css";
+        break;
+      case 3:
+        r.path = "/static/css/site.css";
+        break;
+      default:
+        break;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void BM_Match_ParamMode(benchmark::State& state) {
+  const int routes = static_cast<int>(state.range(0));
+  auto table = RouteTable::Build(MakeParamRoutes(routes), Mode::kUriWithParameter);
+  const std::vector<Request> requests = MakeParamRequests(routes);
+  PathParams params;
+  MatchInfo info;
+  size_t i = 0;
+  for (auto _ : state) {
+    const Request& r = requests[i++ & 1023];
+    benchmark::DoNotOptimize(
+        table->Match(MatchRequest{r.method, r.host, r.path}, nullptr, &params, &info));
+  }
+}
+BENCHMARK(BM_Match_ParamMode)->Arg(10)->Arg(1000)->Arg(50000);
+
+void BM_LinearMatch_ParamMode(benchmark::State& state) {
+  const int routes = static_cast<int>(state.range(0));
+  LinearRouteMatcher linear(MakeParamRoutes(routes), Mode::kUriWithParameter);
+  const std::vector<Request> requests = MakeParamRequests(routes);
+  PathParams params;
+  size_t i = 0;
+  for (auto _ : state) {
+    const Request& r = requests[i++ & 1023];
+    benchmark::DoNotOptimize(
+        linear.Match(MatchRequest{r.method, r.host, r.path}, nullptr, &params, nullptr));
+  }
+}
+BENCHMARK(BM_LinearMatch_ParamMode)->Arg(10)->Arg(1000)->Arg(50000);
+
 void BM_Build(benchmark::State& state) {
   const std::vector<RouteKey> keys = MakeRoutes(static_cast<int>(state.range(0)));
   for (auto _ : state) {
@@ -129,6 +236,17 @@ void BM_Build(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Build)->Arg(1000)->Arg(50000)->Unit(benchmark::kMillisecond);
+
+void BM_Build_ParamMode(benchmark::State& state) {
+  const std::vector<RouteKey> keys = MakeParamRoutes(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<RouteKey> copy = keys;
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(RouteTable::Build(std::move(copy), Mode::kUriWithParameter));
+  }
+}
+BENCHMARK(BM_Build_ParamMode)->Arg(50000)->Unit(benchmark::kMillisecond);
 
 // --- Prefix lookup: which structure holds the prefix buckets --------------------------------
 //

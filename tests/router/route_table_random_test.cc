@@ -67,6 +67,86 @@ std::vector<RouteKey> RandomKeys(std::mt19937& rng, int count) {
   return keys;
 }
 
+// Param-mode uris: segments that are parameters, named or anonymous rests, a '*' or ':' inside
+// a segment, trailing stars.
+std::string RandomParamUri(std::mt19937& rng) {
+  static const char* kSegments[] = {"a", "b", "ab", "", "a:b", ":p", ":q", "*r", "*", "a*", "*b"};
+  std::string uri;
+  const int depth = static_cast<int>(rng() % 4);
+  for (int i = 0; i < depth; ++i) {
+    uri += '/';
+    uri += kSegments[rng() % std::size(kSegments)];
+  }
+  if (uri.empty()) uri = "/";
+  if (rng() % 4 == 0) uri += "*";
+  return uri;
+}
+
+// Accepts or rejects as a pure function of its arguments.
+class HashFilter final : public RouteFilter {
+ public:
+  explicit HashFilter(uint32_t salt) : salt_(salt) {}
+  bool Accept(uint32_t payload, const PathParams& params) override {
+    uint32_t h = payload * 2654435761u + salt_;
+    for (size_t i = 0; i < params.count; ++i) {
+      for (char c : params.names[i]) h = h * 31 + static_cast<unsigned char>(c);
+      for (char c : params.values[i]) h = h * 31 + static_cast<unsigned char>(c);
+    }
+    return (h >> 7) % 3 != 0;
+  }
+
+ private:
+  uint32_t salt_;
+};
+
+std::string Describe(const PathParams& p) {
+  std::string out;
+  for (size_t i = 0; i < p.count; ++i) {
+    out.append(p.names[i]).append("=").append(p.values[i]).append(";");
+  }
+  return out;
+}
+
+TEST(RouteTableRandomTest, AllModesWithFiltersAgreeWithLinearMatcher) {
+  for (Mode mode : {Mode::kHostUri, Mode::kUri, Mode::kUriWithParameter}) {
+    for (uint32_t seed = 1; seed <= 300; ++seed) {
+      std::mt19937 rng(seed * 7919 + static_cast<uint32_t>(mode));
+      const int count = 1 + static_cast<int>(rng() % 40);
+      std::vector<RouteKey> keys = RandomKeys(rng, count);
+      for (RouteKey& k : keys) {
+        if (mode == Mode::kUriWithParameter && rng() % 2 == 0) {
+          for (std::string& uri : k.uris) uri = RandomParamUri(rng);
+        }
+        k.has_filter = rng() % 2 == 0;
+      }
+      LinearRouteMatcher linear(keys, mode);
+      auto table = RouteTable::Build(keys, mode);
+      HashFilter filter(seed);
+      for (int q = 0; q < 200; ++q) {
+        MatchRequest req;
+        req.method = static_cast<Method>(rng() % 11);
+        const std::string host = kHosts[rng() % std::size(kHosts)];
+        const std::string path = RandomPath(rng) + (rng() % 4 == 0 ? "/b" : "");
+        req.host = host;
+        req.path = path;
+        RouteFilter* f = rng() % 4 == 0 ? nullptr : &filter;
+        PathParams got_params;
+        PathParams want_params;
+        MatchInfo got_info;
+        MatchInfo want_info;
+        const uint32_t got = table->Match(req, f, &got_params, &got_info);
+        const uint32_t want = linear.Match(req, f, &want_params, &want_info);
+        ASSERT_EQ(got, want) << "mode " << static_cast<int>(mode) << " seed " << seed
+                             << " method " << base::MethodName(req.method) << " host '" << host
+                             << "' path '" << path << "'";
+        ASSERT_EQ(Describe(got_params), Describe(want_params)) << "seed " << seed << " " << path;
+        ASSERT_EQ(got_info.matched_uri, want_info.matched_uri) << "seed " << seed << " " << path;
+        ASSERT_EQ(got_info.matched_host, want_info.matched_host) << "seed " << seed << " " << path;
+      }
+    }
+  }
+}
+
 TEST(RouteTableRandomTest, AgreesWithLinearMatcher) {
   for (uint32_t seed = 1; seed <= 300; ++seed) {
     std::mt19937 rng(seed);

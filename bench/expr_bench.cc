@@ -2,11 +2,10 @@
 // 1 / 100 / 10k CIDRs against the linear scan it replaces.
 #include <benchmark/benchmark.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <string_view>
@@ -45,16 +44,18 @@ ExprConstPtr MustCompile(const char* text) {
 void BM_Eval_ThreeClauses(benchmark::State& state) {
   const ExprConstPtr e = MustCompile(
       R"([["arg_name", "==", "json"], ["http_x_version", "~=", "v0"], ["arg_n", ">", 10]])");
-  BenchVars vars(BenchVars::Values{{"arg_name", "json"}, {"http_x_version", "v2"}, {"arg_n", "42"}});
+  BenchVars vars(
+      BenchVars::Values{{"arg_name", "json"}, {"http_x_version", "v2"}, {"arg_n", "42"}});
   for (auto _ : state) benchmark::DoNotOptimize(e->Eval(vars));
 }
 BENCHMARK(BM_Eval_ThreeClauses);
 
 void BM_Eval_Regex(benchmark::State& state) {
   const ExprConstPtr e = MustCompile(R"([["http_user_agent", "~*", "(iphone|android).*mobile"]])");
-  BenchVars vars(BenchVars::Values{{"http_user_agent",
-                   "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like "
-                   "Gecko) Chrome/124.0 Mobile Safari/537.36"}});
+  BenchVars vars(
+      BenchVars::Values{{"http_user_agent",
+                         "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like "
+                         "Gecko) Chrome/124.0 Mobile Safari/537.36"}});
   for (auto _ : state) benchmark::DoNotOptimize(e->Eval(vars));
 }
 BENCHMARK(BM_Eval_Regex);

@@ -141,7 +141,8 @@ std::vector<RouteKey> MakeParamRoutes(int count) {
   keys.reserve(static_cast<size_t>(count));
   for (int i = 0; i + 1 < count; ++i) {
     RouteKey k;
-    const std::string svc = std::string("/api/v").append(Num(i % 3)).append("/svc").append(Num(i / 4));
+    const std::string svc =
+        std::string("/api/v").append(Num(i % 3)).append("/svc").append(Num(i / 4));
     switch (i % 4) {
       case 0:
         k.uris = {svc + "/users/:id"};
@@ -173,7 +174,8 @@ std::vector<Request> MakeParamRequests(int routes) {
   std::vector<Request> out;
   for (int q = 0; q < 1024; ++q) {
     const int i = static_cast<int>(rng() % static_cast<uint32_t>(std::max(routes - 1, 1)));
-    const std::string svc = std::string("/api/v").append(Num(i % 3)).append("/svc").append(Num(i / 4));
+    const std::string svc =
+        std::string("/api/v").append(Num(i % 3)).append("/svc").append(Num(i / 4));
     Request r{Method::kGet, std::string("tenant").append(Num(i % 97)).append(".example.com"),
               svc + "/users/" + Num(static_cast<int>(rng() % 100000))};
     switch (rng() % 5) {

@@ -20,8 +20,8 @@ bool Expr::EvalGroup(uint32_t index, RequestVars& vars) const {
   bool result = !g.is_or;
   for (uint32_t i = g.begin; i < g.end; ++i) {
     const Item& item = items_[i];
-    const bool value = item.is_group ? EvalGroup(item.index, vars)
-                                     : EvalClause(clauses_[item.index], vars);
+    const bool value =
+        item.is_group ? EvalGroup(item.index, vars) : EvalClause(clauses_[item.index], vars);
     if (value == g.is_or) {
       result = g.is_or;
       break;
@@ -57,8 +57,10 @@ bool Expr::EvalClause(const Clause& c, RequestVars& vars) const {
       const std::optional<double> n = LuaToNumber(*value);
       if (!n) break;
       const double r = *c.right_number;
-      result = c.op == Op::kGt ? *n > r : c.op == Op::kGe ? *n >= r : c.op == Op::kLt ? *n < r
-                                                                                    : *n <= r;
+      result = c.op == Op::kGt   ? *n > r
+               : c.op == Op::kGe ? *n >= r
+               : c.op == Op::kLt ? *n < r
+                                 : *n <= r;
       break;
     }
     case Op::kRegex:

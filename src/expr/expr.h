@@ -31,9 +31,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <vector>
-
 #include <nlohmann/json_fwd.hpp>
+#include <vector>
 
 #include "turnpike/request_vars.h"
 #include "turnpike/status.h"
@@ -71,8 +70,8 @@ class Expr {
     uint32_t index;  // into groups_ or clauses_
   };
   struct Group {
-    bool is_or;    // OR / !OR, else AND / !AND
-    bool negate;   // !AND / !OR
+    bool is_or;      // OR / !OR, else AND / !AND
+    bool negate;     // !AND / !OR
     uint32_t begin;  // items_[begin, end)
     uint32_t end;
   };

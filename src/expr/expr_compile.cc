@@ -1,7 +1,6 @@
 // Expr::Compile: lua-resty-expr v1's compile()/compile_expr(), with its error messages where it
 // has them.
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <utility>
 
@@ -33,9 +32,17 @@ std::optional<LogicOp> ParseLogicOp(const json& j) {
 
 std::optional<Op> ParseOp(std::string_view lower) {
   static constexpr std::pair<std::string_view, Op> kOps[] = {
-      {"==", Op::kEq}, {"~=", Op::kNe},    {">", Op::kGt},  {">=", Op::kGe},
-      {"<", Op::kLt},  {"<=", Op::kLe},    {"~~", Op::kRegex}, {"~*", Op::kRegex},
-      {"in", Op::kIn}, {"has", Op::kHas}, {"ipmatch", Op::kIpMatch},
+      {"==", Op::kEq},
+      {"~=", Op::kNe},
+      {">", Op::kGt},
+      {">=", Op::kGe},
+      {"<", Op::kLt},
+      {"<=", Op::kLe},
+      {"~~", Op::kRegex},
+      {"~*", Op::kRegex},
+      {"in", Op::kIn},
+      {"has", Op::kHas},
+      {"ipmatch", Op::kIpMatch},
   };
   for (const auto& [name, op] : kOps) {
     if (name == lower) return op;

@@ -17,10 +17,10 @@ enum class Op : uint8_t { kEq, kNe, kGt, kGe, kLt, kLe, kRegex, kIn, kHas, kIpMa
 
 // The JSON type of the right-hand value, as far as the operators care.
 enum class Right : uint8_t {
-  kNil,     // absent or JSON null
+  kNil,  // absent or JSON null
   kString,
   kNumber,
-  kOther,   // true/false, array, object: never equal to a string
+  kOther,  // true/false, array, object: never equal to a string
 };
 
 struct Expr::Clause {
@@ -28,12 +28,12 @@ struct Expr::Clause {
   Op op = Op::kEq;
   bool negate = false;
   Right right = Right::kNil;
-  std::string text;                   // Right::kString
-  double number = 0;                  // Right::kNumber
-  std::optional<double> right_number; // tonumber(right), for > >= < <=
-  std::vector<std::string> in;        // `in`: the string elements of the right-hand array
-  std::optional<Regex> regex;         // ~~ and ~*
-  std::optional<IpMatcher> ip;        // ipmatch
+  std::string text;                    // Right::kString
+  double number = 0;                   // Right::kNumber
+  std::optional<double> right_number;  // tonumber(right), for > >= < <=
+  std::vector<std::string> in;         // `in`: the string elements of the right-hand array
+  std::optional<Regex> regex;          // ~~ and ~*
+  std::optional<IpMatcher> ip;         // ipmatch
 };
 
 }  // namespace turnpike::expr

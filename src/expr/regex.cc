@@ -35,9 +35,8 @@ void Regex::CodeDeleter::operator()(pcre2_real_code_8* code) const { pcre2_code_
 StatusOr<Regex> Regex::Compile(std::string_view pattern, bool caseless) {
   int error = 0;
   PCRE2_SIZE offset = 0;
-  pcre2_code* code =
-      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                    caseless ? PCRE2_CASELESS : 0, &error, &offset, nullptr);
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                   caseless ? PCRE2_CASELESS : 0, &error, &offset, nullptr);
   if (code == nullptr) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error, message, sizeof(message));
@@ -56,9 +55,9 @@ StatusOr<Regex> Regex::Compile(std::string_view pattern, bool caseless) {
 bool Regex::Search(std::string_view subject) const {
   // PCRE2 10.42 rejects a null subject even when empty; an empty view may have one.
   const auto* text = reinterpret_cast<PCRE2_SPTR>(subject.data() != nullptr ? subject.data() : "");
-  const int rc = jit_ ? pcre2_jit_match(code_.get(), text, subject.size(), 0, 0, MatchData(),
-                                        nullptr)
-                      : pcre2_match(code_.get(), text, subject.size(), 0, 0, MatchData(), nullptr);
+  const int rc =
+      jit_ ? pcre2_jit_match(code_.get(), text, subject.size(), 0, 0, MatchData(), nullptr)
+           : pcre2_match(code_.get(), text, subject.size(), 0, 0, MatchData(), nullptr);
   return rc >= 0;
 }
 

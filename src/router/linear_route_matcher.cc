@@ -74,8 +74,7 @@ bool HostMatches(std::string_view pattern, std::string_view host) {
 
 }  // namespace
 
-LinearRouteMatcher::LinearRouteMatcher(const std::vector<RouteKey>& keys, Mode mode)
-    : mode_(mode) {
+LinearRouteMatcher::LinearRouteMatcher(const std::vector<RouteKey>& keys, Mode mode) : mode_(mode) {
   routes_.reserve(keys.size());
   for (const RouteKey& key : keys) {
     Route r{{}, key.uris, key.methods, key.priority, key.payload, key.has_filter};
@@ -84,8 +83,8 @@ LinearRouteMatcher::LinearRouteMatcher(const std::vector<RouteKey>& keys, Mode m
   }
 }
 
-uint32_t LinearRouteMatcher::Match(const MatchRequest& req, RouteFilter* filter,
-                                   PathParams* params, MatchInfo* info) const {
+uint32_t LinearRouteMatcher::Match(const MatchRequest& req, RouteFilter* filter, PathParams* params,
+                                   MatchInfo* info) const {
   const std::string_view host = req.host;
   const std::string_view path = req.path;
   const base::MethodMask mask = base::MaskOf(req.method);

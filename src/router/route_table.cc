@@ -31,17 +31,22 @@ struct RouteTable::Impl {
     std::string_view literal;  // the exact host, or the wildcard suffix (".a.com")
     bool wildcard;
   };
+  // The fields TryBucket() reads for every candidate it visits; the strings it needs only for
+  // a glob or for the winner live apart, in CandidateText, to keep buckets dense.
   struct Candidate {
-    std::string_view uri;   // as configured (MatchInfo::matched_uri)
-    std::string_view host;  // kHostUri: the host pattern of the candidate's table, or ""
-    std::string_view glob;  // modes without params: post-check of the path after the prefix
     uint32_t payload;
     uint32_t tokens_begin;  // kUriWithParameter: the path check is tokens[begin, end)
     uint32_t tokens_end;
-    uint32_t hosts_begin;   // kUri modes: the route's hosts are host_filters[begin, end)
+    uint32_t hosts_begin;  // kUri modes: the route's hosts are host_filters[begin, end)
     uint32_t hosts_end;
     base::MethodMask methods;
     bool has_filter;
+    bool has_glob;
+  };
+  struct CandidateText {
+    std::string_view uri;   // as configured (MatchInfo::matched_uri)
+    std::string_view host;  // kHostUri: the host pattern of the candidate's table, or ""
+    std::string_view glob;  // modes without params: post-check of the path after the prefix
   };
   struct Bucket {
     uint32_t begin;
@@ -53,6 +58,7 @@ struct RouteTable::Impl {
     uint32_t path_len;  // length of the uri as configured
     uint32_t order;     // index of the route in config order
     Candidate candidate;
+    CandidateText text;
   };
   using PendingBuckets = std::unordered_map<std::string_view, std::vector<PendingCandidate>>;
   struct PendingTable {
@@ -60,15 +66,13 @@ struct RouteTable::Impl {
     PendingBuckets prefix;
   };
 
-  bool HostAccepts(const Candidate& c, std::string_view host, std::string_view* pattern) const {
+  // The first of the candidate's host filters that accepts `host`, or kNone.
+  uint32_t AcceptingHost(const Candidate& c, std::string_view host) const {
     for (uint32_t i = c.hosts_begin; i < c.hosts_end; ++i) {
       const HostFilter& f = host_filters[i];
-      if (f.wildcard ? host.ends_with(f.literal) : host == f.literal) {
-        *pattern = f.pattern;
-        return true;
-      }
+      if (f.wildcard ? host.ends_with(f.literal) : host == f.literal) return i;
     }
-    return false;
+    return kNone;
   }
 
   // Tries the bucket's candidates in order; on success records the winner in `q`.
@@ -78,6 +82,7 @@ struct RouteTable::Impl {
 
   std::deque<std::string> texts;  // owns every string the views above point into
   std::vector<Candidate> candidates;
+  std::vector<CandidateText> candidate_texts;  // parallel to candidates
   std::vector<Bucket> buckets;
   std::vector<HostFilter> host_filters;
   std::vector<PathToken> tokens;
@@ -93,9 +98,9 @@ struct RouteTable::Query {
   std::string_view host;
   std::string_view path;
   RouteFilter* filter;
-  PathParams* params;  // may be null
-  const Impl::Candidate* winner = nullptr;
-  std::string_view winner_host;
+  PathParams* params;                 // may be null
+  uint32_t winner = kNoMatch;         // index into candidates
+  uint32_t winner_host = UINT32_MAX;  // index into host_filters (kUri modes), or none
 };
 
 namespace {
@@ -118,24 +123,24 @@ bool RouteTable::Impl::TryUriTable(uint32_t table, Query& q) const {
 
 bool RouteTable::Impl::TryBucket(uint32_t bucket, Query& q, size_t matched) const {
   const Bucket& b = buckets[bucket];
-  const std::string_view rest = q.path.substr(matched);
+  // The part of the path after the bucket's prefix (matched <= path.size()).
+  const std::string_view rest(q.path.data() + matched, q.path.size() - matched);
   for (uint32_t i = b.begin; i < b.end; ++i) {
     const Candidate& c = candidates[i];
     if ((c.methods & q.mask) == 0) continue;
-    std::string_view host = c.host;
-    if (c.hosts_begin != c.hosts_end && !HostAccepts(c, q.host, &host)) continue;
-    if (!c.glob.empty() && !GlobMatch(c.glob, rest)) continue;
+    uint32_t host = kNone;
+    if (c.hosts_begin != c.hosts_end && (host = AcceptingHost(c, q.host)) == kNone) continue;
+    if (c.has_glob && !GlobMatch(candidate_texts[i].glob, rest)) continue;
     if (q.params != nullptr) q.params->count = 0;
     if (c.tokens_begin != c.tokens_end &&
-        !MatchPathTokens(&tokens[c.tokens_begin], c.tokens_end - c.tokens_begin, rest,
-                         q.params)) {
+        !MatchPathTokens(&tokens[c.tokens_begin], c.tokens_end - c.tokens_begin, rest, q.params)) {
       continue;
     }
     if (c.has_filter && q.filter != nullptr &&
         !q.filter->Accept(c.payload, q.params != nullptr ? *q.params : kNoParams)) {
       continue;
     }
-    q.winner = &c;
+    q.winner = i;
     q.winner_host = host;
     return true;
   }
@@ -185,8 +190,9 @@ RouteTableConstSharedPtr RouteTable::Build(std::vector<RouteKey> keys, Mode mode
 
     for (std::string& owned : key.uris) {
       const std::string_view uri = impl.texts.emplace_back(std::move(owned));
-      Impl::Candidate c{uri, {}, {}, key.payload, 0, 0, hosts_begin, hosts_end, key.methods,
-                        key.has_filter};
+      Impl::Candidate c{key.payload,    0,    0, hosts_begin, hosts_end, key.methods,
+                        key.has_filter, false};
+      Impl::CandidateText text{uri, {}, {}};
       bool is_prefix = false;
       std::string_view literal;
       if (with_params) {
@@ -204,13 +210,16 @@ RouteTableConstSharedPtr RouteTable::Build(std::vector<RouteKey> keys, Mode mode
         const UriPattern pattern = ParseUriPattern(uri);
         is_prefix = pattern.is_prefix;
         literal = pattern.literal;
-        c.glob = pattern.glob;
+        text.glob = pattern.glob;
+        c.has_glob = !pattern.glob.empty();
       }
       for (const RouteSlot& slot : slots) {
-        c.host = slot.host;
-        Impl::PendingBuckets& buckets = is_prefix ? pending[slot.table].prefix : pending[slot.table].exact;
-        buckets[literal].push_back(Impl::PendingCandidate{key.priority, static_cast<uint32_t>(uri.size()),
-                                                    static_cast<uint32_t>(order), c});
+        text.host = slot.host;
+        Impl::PendingBuckets& buckets =
+            is_prefix ? pending[slot.table].prefix : pending[slot.table].exact;
+        buckets[literal].push_back(Impl::PendingCandidate{key.priority,
+                                                          static_cast<uint32_t>(uri.size()),
+                                                          static_cast<uint32_t>(order), c, text});
       }
     }
   }
@@ -218,7 +227,10 @@ RouteTableConstSharedPtr RouteTable::Build(std::vector<RouteKey> keys, Mode mode
   // Sort every bucket into match order and lay the buckets out.
   auto emit = [&impl](const std::vector<Impl::PendingCandidate>& list) {
     Impl::Bucket bucket{static_cast<uint32_t>(impl.candidates.size()), 0};
-    for (const Impl::PendingCandidate& p : list) impl.candidates.push_back(p.candidate);
+    for (const Impl::PendingCandidate& p : list) {
+      impl.candidates.push_back(p.candidate);
+      impl.candidate_texts.push_back(p.text);
+    }
     bucket.end = static_cast<uint32_t>(impl.candidates.size());
     impl.buckets.push_back(bucket);
     return static_cast<uint32_t>(impl.buckets.size() - 1);
@@ -268,7 +280,7 @@ uint32_t RouteTable::Match(const MatchRequest& req, RouteFilter* filter, PathPar
 uint32_t RouteTable::MatchWith(const MatchRequest& req, RouteFilter* filter, PathParams* params,
                                MatchInfo* info) const {
   const Impl& impl = *impl_;
-  Query q{base::MaskOf(req.method), req.host, req.path, filter, params, nullptr, {}};
+  Query q{base::MaskOf(req.method), req.host, req.path, filter, params, kNoMatch, kNone};
   // Host candidates come out of the reverse walk already in precedence order: the exact
   // host, then wildcard suffixes from the longest to the empty one ("*"). The host trie is
   // empty outside kHostUri.
@@ -280,8 +292,13 @@ uint32_t RouteTable::MatchWith(const MatchRequest& req, RouteFilter* filter, Pat
     if (info != nullptr) *info = MatchInfo{};
     return kNoMatch;
   }
-  if (info != nullptr) *info = MatchInfo{q.winner->uri, q.winner_host};
-  return q.winner->payload;
+  if (info != nullptr) {
+    const Impl::CandidateText& text = impl.candidate_texts[q.winner];
+    info->matched_uri = text.uri;
+    info->matched_host =
+        q.winner_host != kNone ? impl.host_filters[q.winner_host].pattern : text.host;
+  }
+  return impl.candidates[q.winner].payload;
 }
 
 }  // namespace turnpike::router

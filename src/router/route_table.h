@@ -34,12 +34,12 @@ enum class Mode : uint8_t {
 // `hosts` (including a '*' inside a path, ':' in the param mode, and the host "*") is in
 // router/pattern.h.
 struct RouteKey {
-  std::vector<std::string> uris;    // exact ("/a"), or prefix when ending in '*' ("/a/*", "/a*")
-  std::vector<std::string> hosts;   // exact ("a.com") or wildcard ("*.a.com"); empty = any
+  std::vector<std::string> uris;   // exact ("/a"), or prefix when ending in '*' ("/a/*", "/a*")
+  std::vector<std::string> hosts;  // exact ("a.com") or wildcard ("*.a.com"); empty = any
   base::MethodMask methods = base::kAnyMethod;
-  int priority = 0;                 // higher first, within one bucket
+  int priority = 0;  // higher first, within one bucket
   uint32_t payload = 0;
-  bool has_filter = false;          // Match() asks its RouteFilter about this route
+  bool has_filter = false;  // Match() asks its RouteFilter about this route
 };
 
 struct MatchRequest {

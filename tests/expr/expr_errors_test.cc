@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <string_view>
 
@@ -27,7 +26,8 @@ std::string ErrorOf(std::string_view text) { return ErrorOfJson(json::parse(text
 TEST(ExprErrorsTest, FullMessage) {
   StatusOr<ExprConstPtr> e = Expr::Compile(json::parse(R"([["arg_a", "=~", "x"]])"));
   ASSERT_FALSE(e.ok());
-  EXPECT_EQ(e.status().message(), "failed to validate the 'vars' expression: invalid operator '=~'");
+  EXPECT_EQ(e.status().message(),
+            "failed to validate the 'vars' expression: invalid operator '=~'");
 }
 
 TEST(ExprErrorsTest, NotAnArray) {

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <string_view>
 
@@ -29,7 +28,8 @@ bool Eval(std::string_view text, FakeRequestVars vars) {
 
 // One clause `[var, op, value]` over arg_a (absent when `a` is null).
 bool Clause(std::string_view op, std::string_view value_json, const char* a) {
-  std::string text = R"([["arg_a", ")" + std::string(op) + R"(", )" + std::string(value_json) + "]]";
+  std::string text =
+      R"([["arg_a", ")" + std::string(op) + R"(", )" + std::string(value_json) + "]]";
   FakeRequestVars vars;
   if (a != nullptr) vars.Set("arg_a", a);
   return Eval(text, vars);

@@ -28,9 +28,9 @@ TEST(IpMatcherTest, ParseV4IsStrict) {
   EXPECT_EQ(v, 0xffffffffu);
   EXPECT_TRUE(IpMatcher::ParseV4("10.1.2.3", &v));
   EXPECT_EQ(v, 0x0a010203u);
-  for (const char* bad : {"", "1.2.3", "1.2.3.4.5", "256.1.1.1", "01.2.3.4", "1.2.3.04", " 1.2.3.4",
-                          "1.2.3.4 ", "1..2.3", "1.2.3.", "a.b.c.d", "1234.1.1.1", "-1.2.3.4",
-                          "1.2.3.4/8"}) {
+  for (const char* bad :
+       {"", "1.2.3", "1.2.3.4.5", "256.1.1.1", "01.2.3.4", "1.2.3.04", " 1.2.3.4", "1.2.3.4 ",
+        "1..2.3", "1.2.3.", "a.b.c.d", "1234.1.1.1", "-1.2.3.4", "1.2.3.4/8"}) {
     EXPECT_FALSE(IpMatcher::ParseV4(bad, &v)) << bad;
   }
 }
@@ -44,8 +44,8 @@ TEST(IpMatcherTest, ParseV6) {
   EXPECT_EQ(v.hi, 0x20010db800000000u);
   EXPECT_TRUE(IpMatcher::ParseV6("::ffff:10.0.0.1", &v));
   EXPECT_EQ(v.lo, 0x0000ffff0a000001u);
-  for (const char* bad : {"", "[]", ":::", "1:2:3:4:5:6:7:8:9", "fe80::1%eth0", "[::1", "g::1",
-                          "10.0.0.1"}) {
+  for (const char* bad :
+       {"", "[]", ":::", "1:2:3:4:5:6:7:8:9", "fe80::1%eth0", "[::1", "g::1", "10.0.0.1"}) {
     EXPECT_FALSE(IpMatcher::ParseV6(bad, &v)) << bad;
   }
 }
@@ -140,8 +140,8 @@ TEST(IpMatcherTest, AgreesWithLinearScan) {
       const int len = 20 + static_cast<int>(rng() % 13);
       nets.push_back({addr, len});
       entries.push_back(std::to_string(addr >> 24) + "." + std::to_string((addr >> 16) & 255) +
-                        "." + std::to_string((addr >> 8) & 255) + "." +
-                        std::to_string(addr & 255) + "/" + std::to_string(len));
+                        "." + std::to_string((addr >> 8) & 255) + "." + std::to_string(addr & 255) +
+                        "/" + std::to_string(len));
     }
     IpMatcher m = Must(entries);
     for (int q = 0; q < 300; ++q) {

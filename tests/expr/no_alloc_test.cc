@@ -1,9 +1,8 @@
 // Expr::Eval and IpMatcher::Match do not allocate; Eval is safe from several threads at once.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <atomic>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,9 +33,14 @@ TEST(ExprNoAllocTest, EvalDoesNotAllocate) {
   StatusOr<ExprConstPtr> compiled = Expr::Compile(nlohmann::json::parse(kRule));
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   const Expr& e = *compiled.value();
-  FakeRequestVars hit{{"arg_name", "json"}, {"http_x_version", "beta-2"}, {"arg_n", "0x10"},
-                      {"remote_addr", "2001:db8::7"}, {"arg_env", "prod"}};
-  FakeRequestVars miss{{"arg_name", "json"}, {"http_x_version", "v3"}, {"arg_n", "12"},
+  FakeRequestVars hit{{"arg_name", "json"},
+                      {"http_x_version", "beta-2"},
+                      {"arg_n", "0x10"},
+                      {"remote_addr", "2001:db8::7"},
+                      {"arg_env", "prod"}};
+  FakeRequestVars miss{{"arg_name", "json"},
+                       {"http_x_version", "v3"},
+                       {"arg_n", "12"},
                        {"remote_addr", "172.16.0.1"}};
   // The first regex search on a thread creates its match block.
   ASSERT_TRUE(e.Eval(hit));
@@ -83,10 +87,14 @@ TEST(ExprThreadsTest, ConcurrentEvalOnOneExpr) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&e, &wrong, t] {
-      FakeRequestVars hit{{"arg_name", "json"}, {"http_x_version", "v" + std::to_string(t)},
-                          {"arg_n", "10"}, {"remote_addr", "10.1.1.1"}};
-      FakeRequestVars miss{{"arg_name", "json"}, {"http_x_version", "x" + std::to_string(t)},
-                           {"arg_n", "10"}, {"remote_addr", "10.1.1.1"}};
+      FakeRequestVars hit{{"arg_name", "json"},
+                          {"http_x_version", "v" + std::to_string(t)},
+                          {"arg_n", "10"},
+                          {"remote_addr", "10.1.1.1"}};
+      FakeRequestVars miss{{"arg_name", "json"},
+                           {"http_x_version", "x" + std::to_string(t)},
+                           {"arg_n", "10"},
+                           {"remote_addr", "10.1.1.1"}};
       for (int i = 0; i < 20000; ++i) {
         if (!e.Eval(hit) || e.Eval(miss)) wrong.fetch_add(1);
       }

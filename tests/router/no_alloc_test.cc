@@ -2,13 +2,11 @@
 // allocations).
 #include <gtest/gtest.h>
 
-#include "support/alloc_counter.h"
-
 #include <string>
 #include <vector>
 
 #include "router/route_table.h"
-
+#include "support/alloc_counter.h"
 
 namespace turnpike::router {
 namespace {
@@ -65,8 +63,9 @@ TEST(RouteTableNoAllocTest, ParamModeFilterAndInfoDoNotAllocate) {
     k.payload = static_cast<uint32_t>(i);
     keys.push_back(std::move(k));
   }
-  const std::string paths[] = {"/svc3/users/42", "/svc4/users/42/posts/a/b", "/svc5/files/x",
-                               "/x7", "/svc3/users/", "/none"};
+  const std::string paths[] = {"/svc3/users/42", "/svc4/users/42/posts/a/b",
+                               "/svc5/files/x",  "/x7",
+                               "/svc3/users/",   "/none"};
   const std::string hosts[] = {"a.w3.com", "other.com", ""};
   for (Mode mode : {Mode::kHostUri, Mode::kUri, Mode::kUriWithParameter}) {
     auto table = RouteTable::Build(keys, mode);
@@ -78,7 +77,8 @@ TEST(RouteTableNoAllocTest, ParamModeFilterAndInfoDoNotAllocate) {
     for (const auto& p : paths) {
       for (const auto& h : hosts) {
         sink = sink + table->Match(MatchRequest{base::Method::kGet, h, p}, &filter, &params, &info);
-        sink = sink + table->Match(MatchRequest{base::Method::kGet, h, p}, &filter, nullptr, nullptr);
+        sink =
+            sink + table->Match(MatchRequest{base::Method::kGet, h, p}, &filter, nullptr, nullptr);
         sink = sink + table->Match(MatchRequest{base::Method::kGet, h, p}, nullptr, &params, &info);
       }
     }

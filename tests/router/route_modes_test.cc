@@ -101,8 +101,8 @@ TEST(RouteModesTest, UriModeConfigOrderBreaksTiesAcrossHostAndHostLess) {
 }
 
 TEST(RouteModesTest, UriModeLongerPrefixBeatsHostSpecificity) {
-  auto t = RouteTable::Build({Key(1, {"/a/*"}, {"exact.com"}), Key(2, {"/a/b/*"}, {"*"})},
-                             Mode::kUri);
+  auto t =
+      RouteTable::Build({Key(1, {"/a/*"}, {"exact.com"}), Key(2, {"/a/b/*"}, {"*"})}, Mode::kUri);
   EXPECT_EQ(Get(t, "/a/b/c", "exact.com"), 2u);
   auto h = RouteTable::Build({Key(1, {"/a/*"}, {"exact.com"}), Key(2, {"/a/b/*"}, {"*"})});
   EXPECT_EQ(Get(h, "/a/b/c", "exact.com"), 1u);
@@ -265,8 +265,8 @@ TEST(RouteParamsTest, RepeatedNameFindsTheLastValue) {
 }
 
 TEST(RouteParamsTest, ColonInsideASegmentIsLiteral) {
-  auto t = RouteTable::Build({Key(1, {"/file:list"}), Key(2, {"/v1/a:b/:id"})},
-                             Mode::kUriWithParameter);
+  auto t =
+      RouteTable::Build({Key(1, {"/file:list"}), Key(2, {"/v1/a:b/:id"})}, Mode::kUriWithParameter);
   EXPECT_EQ(MatchParams(t, "/file:list").payload, 1u);
   EXPECT_EQ(MatchParams(t, "/filex").payload, kNoMatch);
   EXPECT_EQ(MatchParams(t, "/file:listx").payload, kNoMatch);
@@ -287,8 +287,8 @@ TEST(RouteParamsTest, ParamRoutesArePrefixBucketsOnTheLiteralPart) {
 }
 
 TEST(RouteParamsTest, FailedParamCheckFallsThroughToShorterPrefix) {
-  auto t = RouteTable::Build({Key(1, {"/user/:id/profile"}), Key(2, {"/*"})},
-                             Mode::kUriWithParameter);
+  auto t =
+      RouteTable::Build({Key(1, {"/user/:id/profile"}), Key(2, {"/*"})}, Mode::kUriWithParameter);
   EXPECT_EQ(MatchParams(t, "/user/1/profile").payload, 1u);
   ParamResult r = MatchParams(t, "/user/1/other");
   EXPECT_EQ(r.payload, 2u);
@@ -353,8 +353,8 @@ TEST(RouteFilterTest, AskedOnlyAfterMethodsAndHostsPass) {
 }
 
 TEST(RouteFilterTest, RejectedFallsThroughToShorterPrefix) {
-  auto t = RouteTable::Build({Key(1, {"/a/b"}, {}, 0, true), Key(2, {"/a/*"}, {}, 0, true),
-                              Key(3, {"/*"}, {}, 0, true)});
+  auto t = RouteTable::Build(
+      {Key(1, {"/a/b"}, {}, 0, true), Key(2, {"/a/*"}, {}, 0, true), Key(3, {"/*"}, {}, 0, true)});
   RejectSet reject({1});
   EXPECT_EQ(t->Match({Method::kGet, "h", "/a/b"}, &reject, nullptr, nullptr), 2u);
   RejectSet reject2({1, 2});
@@ -362,8 +362,8 @@ TEST(RouteFilterTest, RejectedFallsThroughToShorterPrefix) {
 }
 
 TEST(RouteFilterTest, RejectedFallsThroughToHostLessRoutes) {
-  auto t = RouteTable::Build({Key(1, {"/*"}, {"a.com"}, 0, true), Key(2, {"/*"}, {"*.com"}, 0, true),
-                              Key(3, {"/x"}, {}, 0, false)});
+  auto t = RouteTable::Build({Key(1, {"/*"}, {"a.com"}, 0, true),
+                              Key(2, {"/*"}, {"*.com"}, 0, true), Key(3, {"/x"}, {}, 0, false)});
   RejectSet reject({1});
   MatchInfo info;
   EXPECT_EQ(t->Match({Method::kGet, "a.com", "/x"}, &reject, nullptr, &info), 2u);
@@ -375,8 +375,8 @@ TEST(RouteFilterTest, RejectedFallsThroughToHostLessRoutes) {
 }
 
 TEST(RouteFilterTest, FilterSeesTheCandidatesParameters) {
-  auto t = RouteTable::Build({Key(1, {"/user/:id"}, {}, 5, true), Key(2, {"/user/:name"}, {}, 0, true),
-                              Key(3, {"/user/*"})},
+  auto t = RouteTable::Build({Key(1, {"/user/:id"}, {}, 5, true),
+                              Key(2, {"/user/:name"}, {}, 0, true), Key(3, {"/user/*"})},
                              Mode::kUriWithParameter);
   ParamEquals only_name("name", "bob");
   ParamResult r = MatchParams(t, "/user/bob", &only_name);

@@ -136,9 +136,9 @@ TEST(RouteTableRandomTest, AllModesWithFiltersAgreeWithLinearMatcher) {
         MatchInfo want_info;
         const uint32_t got = table->Match(req, f, &got_params, &got_info);
         const uint32_t want = linear.Match(req, f, &want_params, &want_info);
-        ASSERT_EQ(got, want) << "mode " << static_cast<int>(mode) << " seed " << seed
-                             << " method " << base::MethodName(req.method) << " host '" << host
-                             << "' path '" << path << "'";
+        ASSERT_EQ(got, want) << "mode " << static_cast<int>(mode) << " seed " << seed << " method "
+                             << base::MethodName(req.method) << " host '" << host << "' path '"
+                             << path << "'";
         ASSERT_EQ(Describe(got_params), Describe(want_params)) << "seed " << seed << " " << path;
         ASSERT_EQ(got_info.matched_uri, want_info.matched_uri) << "seed " << seed << " " << path;
         ASSERT_EQ(got_info.matched_host, want_info.matched_host) << "seed " << seed << " " << path;

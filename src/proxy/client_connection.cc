@@ -321,7 +321,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
     return;
   }
   upstream_ = route_->upstream;
-  if (upstream_ == nullptr) {
+  if (route_->fail_status != 0) {  // missing service (404), plugin config (503), upstream
     ReplyLocal(route_->fail_status, "");
     return;
   }

@@ -102,10 +102,11 @@ global_rules:
       echo: {before_body: "G:"}
 #END
 )");
-  // Route plugins win over nothing; global rules run too (global first in body_filter).
+  // Global rules run first in every phase (APISIX's common_phase): the global echo prefixes
+  // the first piece, then the route's echo replaces the whole body.
   HttpResponse r = Get(gw_.port(), "/bytes/100000");
   EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.body, "G:replaced");
+  EXPECT_EQ(r.body, "replaced");
   // Global rules also run for unmatched requests (the 404 body is filtered).
   HttpResponse nf = Get(gw_.port(), "/nothing");
   EXPECT_EQ(nf.status, 404);

@@ -77,6 +77,7 @@ TEST_F(PredicatesTest, PathParametersInTheParameterRouter) {
 routes:
   - uri: /echo/user/:id
     vars: [["uri_param_id", "~~", "^[0-9]+$"]]
+    priority: 1           # same bucket as /echo/user/:name, which is longer: checked first
     upstream: {A}
   - uri: /echo/user/:name
     upstream: {B}
@@ -157,13 +158,13 @@ TEST_F(PredicatesTest, DeleteUriTailSlash) {
   options.apisix_extra = "  delete_uri_tail_slash: true\n";
   Start(R"(
 routes:
-  - uri: /hello
+  - uri: /echo
     upstream: {A}
 #END
 )",
         options);
-  EXPECT_EQ(Via("/hello/"), "A");
-  EXPECT_EQ(Via("/hello"), "A");
+  EXPECT_EQ(Via("/echo/"), "A");  // matched as /echo (the upstream still gets /echo/)
+  EXPECT_EQ(Via("/echo"), "A");
 }
 
 }  // namespace

@@ -1,17 +1,31 @@
 // Control: the control thread. Loads config, builds snapshots, owns the workers, watches the
-// routes file and handles signals (SIGHUP reload, SIGTERM/SIGINT graceful stop).
+// routes file, serves the status endpoints and handles signals (SIGHUP reload, SIGTERM/SIGINT
+// graceful stop).
+//
+// Reloads: reading, parsing and building a snapshot run on libuv's thread pool, one reload at
+// a time, so the control loop (signals, status endpoints) stays responsive while a large file
+// loads. A trigger that arrives meanwhile runs once more afterwards. Triggers:
+//   - an inotify watch on the routes file's directory (uv_fs_event). Events for the file's
+//     own name or a Kubernetes ConfigMap entry (`..data` and friends: the mount swaps a
+//     `..data` symlink, so the file itself never changes) are debounced (kDebounceMs after the
+//     last event) so one editor save is one reload;
+//   - a periodic stat() of the file (uv_fs_poll, kPollIntervalMs), the fallback where inotify
+//     is unavailable; it triggers only when the stat differs from the file last read;
+//   - SIGHUP.
+// The file's content hash (and size) decides: an unchanged file is not parsed again.
 #pragma once
 
 #include <uv.h>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "admin/status_server.h"
 #include "config/specs.h"
+#include "proxy/plugin_registry.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
 
@@ -19,6 +33,10 @@ namespace turnpike::daemon {
 
 class Control {
  public:
+  static constexpr uint64_t kDebounceMs = 100;      // quiet time after the last file event
+  static constexpr uint64_t kMaxDebounceMs = 1000;  // a stream of events waits at most this
+  static constexpr unsigned kPollIntervalMs = 1000;
+
   explicit Control(std::shared_ptr<const config::GatewayConfig> gateway);
   ~Control();
 
@@ -26,30 +44,71 @@ class Control {
   int Run();
 
  private:
+  // What stat() says about a file; equal stamps mean "the same file, unchanged".
+  struct FileStamp {
+    uint64_t dev = 0, ino = 0, size = 0;
+    int64_t mtime_sec = 0, mtime_nsec = 0, ctime_sec = 0, ctime_nsec = 0;
+    bool operator==(const FileStamp&) const = default;
+  };
+  struct ReloadJob;  // one reload on the thread pool (control.cc)
+
   static void OnSignal(uv_signal_t* handle, int signum);
+  static void OnDirEvent(uv_fs_event_t* handle, const char* filename, int events, int status);
   static void OnFilePoll(uv_fs_poll_t* handle, int status, const uv_stat_t* prev,
                          const uv_stat_t* curr);
+  static void OnDebounce(uv_timer_t* t);
+  static void OnReleaseRetired(uv_timer_t* t);
   static void OnDrainDeadline(uv_timer_t* t);
   static void OnWorkersDone(uv_async_t* a);
 
+  // After the first load: opens the listeners and starts the workers. False on failure.
+  bool StartServing();
   bool OpenListeners(std::vector<std::vector<int>>* per_worker);
-  // Reads and applies the routes file. `force`: reload even if the content hash is unchanged.
+  void StartWatching();
+  // A file event: reload after kDebounceMs without further events.
+  void ScheduleReload(const char* reason);
+  // Reads and applies the routes file on the thread pool (or once more after the reload in
+  // flight). `force`: reload even if the content hash is unchanged.
   void Reload(const char* reason, bool force);
+  void FinishReload(ReloadJob* job);
+  // Frees replaced snapshots that no worker or request uses any more, here on the control
+  // thread, so a large snapshot's destructor never runs on a worker.
+  void ReleaseRetired();
+  admin::StatusReport Report() const;
   void BeginShutdown(int signum);
   void CloseHandles();
 
   std::shared_ptr<const config::GatewayConfig> gateway_;
+  proxy::PluginRegistry plugins_;  // the built-in plugins; read-only after construction
   uv_loop_t loop_{};
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};
+  uv_fs_event_t dir_watch_{};
   uv_fs_poll_t poll_{};
-  uv_timer_t drain_timer_{};
+  uv_timer_t debounce_timer_{}, retire_timer_{}, drain_timer_{};
   uv_async_t done_async_{};
+  admin::StatusServer status_;
   std::vector<std::unique_ptr<proxy::Worker>> workers_;
   std::thread joiner_;
+  int exit_code_ = 0;
+
   proxy::SnapshotConstSharedPtr current_;
+  std::vector<proxy::SnapshotConstSharedPtr> retired_;  // replaced, maybe still in use
   uint64_t version_ = 0;
-  size_t content_hash_ = 0;
+  uint64_t content_hash_ = 0;  // of the file behind current_ (with content_size_)
+  uint64_t content_size_ = 0;
+  bool content_known_ = false;   // content_hash_ describes a loaded file
+  FileStamp read_stamp_;         // stat of the file last read (loaded, unchanged or rejected)
+  FileStamp poll_stamp_;         // stat the periodic check last reported
+  bool poll_unchecked_ = false;  // poll_stamp_ arrived while a reload ran
+
+  std::string watch_dir_, watch_name_;  // routes file = watch_dir_/watch_name_
+  const char* debounce_reason_ = nullptr;
+  uint64_t debounce_first_ = 0;  // uv_now() of the first event of the pending burst
+  bool reload_running_ = false;
+  const char* pending_reason_ = nullptr;  // a reload was asked for while one was running
+  bool pending_force_ = false;
   bool stopping_ = false;
+  bool handles_closed_ = false;
 };
 
 }  // namespace turnpike::daemon

@@ -27,9 +27,11 @@ bool IsFullLineComment(std::string_view line) {
   return i != std::string_view::npos && line[i] == '#';
 }
 
-// Substitutes the references in one line (without its newline). Returns false on error.
-bool SubstituteLine(std::string_view line, int line_no, const std::string& file,
-                    const EnvLookup& lookup, std::string* out, std::vector<ConfigError>* errors) {
+// Substitutes the references in one line (without its newline); `col_offset` is added to
+// the columns of errors. Sets *used when a reference was replaced. Returns false on error.
+bool SubstituteLine(std::string_view line, int line_no, int col_offset, const std::string& file,
+                    const EnvLookup& lookup, std::string* out, std::vector<ConfigError>* errors,
+                    bool* used) {
   bool ok = true;
   size_t pos = 0;
   while (pos < line.size()) {
@@ -47,7 +49,7 @@ bool SubstituteLine(std::string_view line, int line_no, const std::string& file,
       default_value = base::TrimWhitespace(inner.substr(sep + 2));
     }
     name = base::TrimWhitespace(name);
-    SourceLoc loc{file, line_no, static_cast<int>(open) + 1};
+    SourceLoc loc{file, line_no, col_offset + static_cast<int>(open) + 1};
     if (!IsValidVarName(name)) {
       errors->push_back({loc, "",
                          "invalid environment variable reference `" + std::string(ref) +
@@ -55,8 +57,10 @@ bool SubstituteLine(std::string_view line, int line_no, const std::string& file,
       ok = false;
     } else if (std::optional<std::string> value = lookup(std::string(name))) {
       out->append(*value);
+      *used = true;
     } else if (default_value) {
       out->append(*default_value);
+      *used = true;
     } else {
       errors->push_back({loc, "",
                          "environment variable `" + std::string(name) +
@@ -87,6 +91,7 @@ std::optional<std::string> SubstituteEnv(std::string_view text, const std::strin
   std::string out;
   out.reserve(text.size());
   bool ok = true;
+  bool used = false;
   int line_no = 0;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -96,7 +101,7 @@ std::optional<std::string> SubstituteEnv(std::string_view text, const std::strin
     std::string_view line = text.substr(pos, end - pos);
     if (IsFullLineComment(line) || line.find(kOpen) == std::string_view::npos) {
       out.append(line);
-    } else if (!SubstituteLine(line, line_no, file, lookup, &out, errors)) {
+    } else if (!SubstituteLine(line, line_no, 0, file, lookup, &out, errors, &used)) {
       ok = false;
     }
     if (eol == std::string_view::npos) break;
@@ -104,6 +109,19 @@ std::optional<std::string> SubstituteEnv(std::string_view text, const std::strin
     pos = eol + 1;
   }
   if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> SubstituteEnvInValue(std::string_view value, const SourceLoc& loc,
+                                                const EnvLookup& lookup,
+                                                std::vector<ConfigError>* errors, bool* used) {
+  *used = false;
+  if (value.find(kOpen) == std::string_view::npos) return std::string(value);
+  std::string out;
+  int col_offset = loc.col > 0 ? loc.col - 1 : 0;
+  if (!SubstituteLine(value, loc.line, col_offset, loc.file, lookup, &out, errors, used)) {
+    return std::nullopt;
+  }
   return out;
 }
 

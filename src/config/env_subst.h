@@ -32,4 +32,13 @@ EnvLookup ProcessEnv();
 std::optional<std::string> SubstituteEnv(std::string_view text, const std::string& file,
                                          const EnvLookup& lookup, std::vector<ConfigError>* errors);
 
+// Substitutes the references inside one already-decoded string value, the way APISIX treats
+// apisix.json (JSON has explicit types, so substitution happens after parsing). Same syntax
+// as SubstituteEnv, but the whole value is one "line" and there is no comment rule. `loc` is
+// where the value's text starts (errors are reported at loc.col + the reference's offset).
+// Sets *used when at least one reference was replaced. Returns nullopt on error.
+std::optional<std::string> SubstituteEnvInValue(std::string_view value, const SourceLoc& loc,
+                                                const EnvLookup& lookup,
+                                                std::vector<ConfigError>* errors, bool* used);
+
 }  // namespace turnpike::config

@@ -1,7 +1,5 @@
 // config.yaml: the subset of APISIX's static configuration a Turnpike data plane uses
 // (reference §1.1), plus the Turnpike-specific `turnpike:` section.
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <exception>
 #include <functional>
@@ -13,6 +11,8 @@
 #include "base/strings.h"
 #include "config/env_subst.h"
 #include "config/loader.h"
+#include "config/plugin_spec.h"
+#include "config/spec_fields.h"
 #include "config/yaml_util.h"
 
 namespace turnpike::config {
@@ -92,20 +92,6 @@ Handler SetInt(Diagnostics& d, int* dst, int64_t min) {
   return [&d, dst, min](const Field& x) {
     if (std::optional<int64_t> v = ReadInt(x, d, min, kInt32Max)) *dst = static_cast<int>(*v);
   };
-}
-
-// An IPv4 or IPv6 literal; brackets around IPv6 are removed.
-std::optional<std::string> ReadIp(const Field& f, Diagnostics& d) {
-  std::optional<std::string> s = ReadString(f, d);
-  if (!s) return std::nullopt;
-  std::string ip = *s;
-  if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
-  unsigned char buf[16];
-  if (inet_pton(AF_INET, ip.c_str(), buf) != 1 && inet_pton(AF_INET6, ip.c_str(), buf) != 1) {
-    d.Error(f.at(), f.path, "invalid IP address \"" + *s + "\"");
-    return std::nullopt;
-  }
-  return ip;
 }
 
 std::optional<ListenAddr> ReadListenEntry(const Field& item, Diagnostics& d) {
@@ -218,6 +204,48 @@ void ApplyWorkerProcessesEnv(Diagnostics& d, int hardware_threads, int* out) {
   *out = static_cast<int>(*v);
 }
 
+bool IsTokenChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// nginx_config.http.real_ip_header: a header name (or nginx's `proxy_protocol`).
+void ParseRealIpHeader(const Field& f, Diagnostics& d, std::string* out) {
+  std::optional<std::string> v = ReadString(f, d);
+  if (!v) return;
+  if (v->empty() || !std::all_of(v->begin(), v->end(), IsTokenChar)) {
+    d.Error(f.at(), f.path, "invalid header name \"" + *v + "\"");
+    return;
+  }
+  *out = *v;
+}
+
+// nginx_config.http.real_ip_recursive: nginx's on / off (APISIX writes "off", quoted).
+void ParseOnOff(const Field& f, Diagnostics& d, bool* out) {
+  if (KindOf(f.value) == ValueKind::kBool) {
+    *out = *ReadBool(f, d);
+    return;
+  }
+  if (std::optional<std::string> v = ReadEnum(f, d, {"on", "off"})) *out = *v == "on";
+}
+
+// nginx_config.http.real_ip_from: IPs, CIDRs or `unix:` (nginx set_real_ip_from).
+void ParseRealIpFrom(const Field& f, Diagnostics& d, std::vector<std::string>* out) {
+  if (!ExpectList(f, d)) return;
+  std::vector<std::string> list;
+  for (const Field& item : ListItems(f.value, f.path)) {
+    std::optional<std::string> v = ReadString(item, d);
+    if (!v) continue;
+    if (*v != "unix:" && !IsValidIpOrCidr(*v)) {
+      d.Error(item.at(), item.path,
+              "invalid address \"" + *v + "\": expected an IP address, a CIDR or \"unix:\"");
+      continue;
+    }
+    list.push_back(*v);
+  }
+  *out = std::move(list);
+}
+
 std::string JoinPath(const std::string& dir, const std::string& path) {
   if (dir.empty() || (!path.empty() && path.front() == '/')) return path;
   return dir.back() == '/' ? dir + path : dir + "/" + path;
@@ -230,9 +258,36 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
   GatewayConfig cfg;
   cfg.file = d.file();
   cfg.worker_processes = hw;
-  std::string routes_file = "apisix.yaml";
+  std::optional<std::string> routes_file;  // turnpike.routes_file
   std::optional<Field> role;  // for the data_plane check below
   bool provider_seen = false;
+  std::optional<Field> status_port;  // apisix.status (or its port), for the conflict check
+
+  std::vector<KeyHandler> router = {
+      {"http",
+       [&](const Field& x) {
+         std::optional<std::string> v = ReadEnum(
+             x, d, {"radixtree_host_uri", "radixtree_uri", "radixtree_uri_with_parameter"});
+         if (v == "radixtree_uri") cfg.router_mode = RouterMode::kUri;
+         if (v == "radixtree_uri_with_parameter") cfg.router_mode = RouterMode::kUriWithParameter;
+         if (v == "radixtree_host_uri") cfg.router_mode = RouterMode::kHostUri;
+       }},
+      // The only SNI router APISIX has; accepted so that APISIX's defaults load quietly.
+      {"ssl", [&](const Field& x) { ReadEnum(x, d, {"radixtree_sni"}); }},
+  };
+  std::vector<KeyHandler> status = {
+      {"ip",
+       [&](const Field& x) {
+         if (std::optional<std::string> ip = ReadIp(x, d)) cfg.status_listen->ip = *ip;
+       }},
+      {"port",
+       [&](const Field& x) {
+         status_port = x;
+         if (std::optional<int64_t> v = ReadInt(x, d, 1, 65535)) {
+           cfg.status_listen->port = static_cast<int>(*v);
+         }
+       }},
+  };
 
   std::vector<KeyHandler> apisix = {
       {"node_listen", [&](const Field& x) { ParseNodeListen(x, d, &cfg.listen); }},
@@ -241,15 +296,27 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
       {"enable_server_tokens", SetBool(d, &cfg.enable_server_tokens)},
       {"show_upstream_status_in_response_header",
        SetBool(d, &cfg.show_upstream_status_in_response_header)},
+      {"router", [&](const Field& x) { Dispatch(x, d, router); }},
+      {"delete_uri_tail_slash", SetBool(d, &cfg.delete_uri_tail_slash)},
+      {"trusted_addresses",
+       [&](const Field& x) {
+         ReadUniqueList(x, d, /*allow_empty=*/false, ReadIpOrCidr, &cfg.trusted_addresses);
+       }},
+      {"status",
+       [&](const Field& x) {
+         cfg.status_listen = ListenAddr{"127.0.0.1", 7085};
+         status_port = x;
+         Dispatch(x, d, status);
+       }},
   };
   std::vector<KeyHandler> role_data_plane = {
       {"config_provider",
        [&](const Field& x) {
          provider_seen = true;
          std::optional<std::string> v = ReadEnum(x, d, {"yaml", "json", "etcd", "xds"});
-         if (v && *v != "yaml") {
+         if (v && *v != "yaml" && *v != "json") {
            d.Error(x.at(), x.path,
-                   "config_provider \"" + *v + "\" is not supported yet (only yaml)");
+                   "config_provider \"" + *v + "\" is not supported yet (only yaml and json)");
          } else if (v) {
            cfg.config_provider = *v;
          }
@@ -284,6 +351,9 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
          if (std::optional<std::string> v = ReadString(x, d)) cfg.access_log = *v;
        }},
       {"upstream", [&](const Field& x) { Dispatch(x, d, http_upstream); }},
+      {"real_ip_header", [&](const Field& x) { ParseRealIpHeader(x, d, &cfg.real_ip_header); }},
+      {"real_ip_recursive", [&](const Field& x) { ParseOnOff(x, d, &cfg.real_ip_recursive); }},
+      {"real_ip_from", [&](const Field& x) { ParseRealIpFrom(x, d, &cfg.real_ip_from); }},
   };
   std::vector<KeyHandler> nginx_config = {
       {"worker_processes",
@@ -310,15 +380,29 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
       {"deployment", [&](const Field& x) { Dispatch(x, d, deployment); }},
       {"nginx_config", [&](const Field& x) { Dispatch(x, d, nginx_config); }},
       {"turnpike", [&](const Field& x) { Dispatch(x, d, turnpike); }},
+      {"plugins",
+       [&](const Field& x) {
+         cfg.plugins = ReadPluginNames(x, d);
+         cfg.plugins_loc = d.Loc(x.key_node);
+       }},
   };
   if (!root->IsNull()) Dispatch(Field{"", *root, *root, ""}, d, top);
 
   if (cfg.role == "data_plane" && !provider_seen && role) {
     d.Error(role->at(), "deployment.role_data_plane.config_provider",
-            "required when deployment.role is data_plane (only yaml is supported)");
+            "required when deployment.role is data_plane (yaml or json)");
+  }
+  if (cfg.status_listen) {
+    for (const ListenAddr& l : cfg.listen) {
+      if (l.port != cfg.status_listen->port) continue;
+      d.Error(status_port->at(), status_port->path,
+              "status port " + std::to_string(l.port) + " conflicts with apisix.node_listen");
+      break;
+    }
   }
   ApplyWorkerProcessesEnv(d, hw, &cfg.worker_processes);
-  cfg.routes_file = JoinPath(config_dir, routes_file);
+  std::string default_routes = cfg.config_provider == "json" ? "apisix.json" : "apisix.yaml";
+  cfg.routes_file = JoinPath(config_dir, routes_file.value_or(default_routes));
   if (d.has_errors()) return std::nullopt;
   return cfg;
 }

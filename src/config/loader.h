@@ -1,4 +1,4 @@
-// Loading config.yaml and apisix.yaml into the typed structs of specs.h.
+// Loading config.yaml and apisix.yaml / apisix.json into the typed structs of specs.h.
 //
 // Control thread only (reads files). Never throws: yaml-cpp exceptions stop here.
 #pragma once
@@ -14,7 +14,8 @@ namespace turnpike::config {
 
 template <typename T>
 struct LoadResult {
-  // nullopt when the file as a whole is unusable (unreadable, not YAML, missing `#END`);
+  // nullopt when the file as a whole is unusable (unreadable, not YAML / JSON, missing
+  // `#END` in YAML);
   // the caller then keeps its previous configuration.
   std::optional<T> value;
   std::vector<ConfigError> errors;    // each bad item is skipped and reported here
@@ -23,6 +24,7 @@ struct LoadResult {
 
 // Parses config.yaml text. `file` names the source in messages; `config_dir` is the directory
 // used to resolve the routes file (default `<config_dir>/apisix.yaml`, or
+// `<config_dir>/apisix.json` with `deployment.role_data_plane.config_provider: json`, or
 // `turnpike.routes_file` when set; relative paths resolve against config_dir).
 // `hardware_threads` resolves `worker_processes: auto` (values < 1 count as 1).
 // `${{VAR}}` references are substituted from the process environment before parsing, and
@@ -36,7 +38,23 @@ LoadResult<GatewayConfig> LoadGatewayConfig(const std::string& path, int hardwar
 
 // Parses apisix.yaml text (standalone file provider). Requires the `#END` marker in the last
 // 10 bytes (APISIX semantics). Invalid items are skipped with an error; the rest apply.
+// `${{VAR}}` references are substituted in the raw text before parsing, so YAML quoting
+// decides the type of the substituted value.
 LoadResult<RoutesConfig> ParseRoutesConfig(std::string_view text, const std::string& file);
+
+// Parses apisix.json text (`config_provider: json`): strict JSON whose top level is an
+// object, with the same collections, item rules and messages as apisix.yaml (positions are
+// the JSON text's lines and columns). No `#END` marker. As in APISIX, `${{VAR}}` references
+// are substituted after parsing, inside string values and keys; a string value that
+// contained a reference and now reads as a number, `true` or `false` takes that type.
+LoadResult<RoutesConfig> ParseRoutesConfigJson(std::string_view text, const std::string& file);
+
+// True when `path` ends in `.json` (any case): such routes files are parsed as JSON.
+bool IsJsonRoutesFile(const std::string& path);
+// ParseRoutesConfigJson for a `.json` path, ParseRoutesConfig otherwise (for callers that
+// read the file themselves, e.g. to hash its content before parsing).
+LoadResult<RoutesConfig> ParseRoutesConfigForPath(std::string_view text, const std::string& path);
+// Reads `path` and parses it by its extension, as ParseRoutesConfigForPath.
 LoadResult<RoutesConfig> LoadRoutesConfig(const std::string& path);
 
 }  // namespace turnpike::config

@@ -1,11 +1,10 @@
 #include "config/route_spec.h"
 
-#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include "base/strings.h"
+#include "config/plugin_spec.h"
 #include "config/spec_fields.h"
 #include "config/upstream_spec.h"
 
@@ -15,10 +14,6 @@ namespace {
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
 constexpr size_t kMaxUriLength = 4096;
-
-bool Contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
 
 std::optional<std::string> ReadUri(const Field& f, Diagnostics& d) {
   std::optional<std::string> uri = ReadString(f, d);
@@ -30,32 +25,6 @@ std::optional<std::string> ReadUri(const Field& f, Diagnostics& d) {
   return uri;
 }
 
-// Reads a non-empty list of unique strings, each checked by `read_one`, into `out`.
-template <typename ReadOne>
-void ReadUniqueList(const Field& f, Diagnostics& d, bool allow_empty, ReadOne read_one,
-                    std::vector<std::string>* out) {
-  if (!ExpectList(f, d)) return;
-  if (!allow_empty && f.value.size() == 0) {
-    d.Error(f.at(), f.path, "must not be empty");
-    return;
-  }
-  for (const Field& item : ListItems(f.value, f.path)) {
-    std::optional<std::string> v = read_one(item, d);
-    if (!v) continue;
-    if (Contains(*out, *v)) {
-      d.Error(item.at(), item.path, "duplicate item \"" + *v + "\"");
-      continue;
-    }
-    out->push_back(std::move(*v));
-  }
-}
-
-std::optional<std::string> ReadLowerHost(const Field& f, Diagnostics& d) {
-  std::optional<std::string> host = ReadHost(f, d);
-  if (!host) return std::nullopt;
-  return base::ToLower(*host);
-}
-
 std::optional<std::string> ReadMethod(const Field& f, Diagnostics& d) {
   return ReadEnum(
       f, d,
@@ -65,21 +34,25 @@ std::optional<std::string> ReadMethod(const Field& f, Diagnostics& d) {
 // Fields the schema accepts but this version ignores: type-checked, then warned about.
 bool CheckIgnoredField(const Field& x, Diagnostics& d) {
   bool ok = true;
-  if (x.key == "remote_addr" || x.key == "filter_func" || x.key == "script") {
+  if (x.key == "filter_func" || x.key == "script") {
     ok = ReadString(x, d).has_value();
-  } else if (x.key == "remote_addrs" || x.key == "vars") {
-    ok = ExpectList(x, d);
-  } else if (x.key == "plugins") {
-    ok = ExpectMap(x, d);
-  } else if (x.key == "plugin_config_id" || x.key == "service_id" || x.key == "script_id") {
+  } else if (x.key == "script_id") {
     ok = ReadId(x, d).has_value();
-  } else if (x.key == "enable_websocket") {
-    ok = ReadBool(x, d).has_value();
   } else {
     return false;
   }
   if (ok) WarnNotSupported(x, d);
   return true;
+}
+
+// A non-empty list of unique items appended to `out` (which may already hold the singular
+// form's value: having both is reported by CheckExclusive, not as a duplicate).
+template <typename ReadOne>
+void AppendUniqueList(const Field& f, Diagnostics& d, ReadOne read_one,
+                      std::vector<std::string>* out) {
+  std::vector<std::string> items;
+  ReadUniqueList(f, d, /*allow_empty=*/false, read_one, &items);
+  out->insert(out->end(), items.begin(), items.end());
 }
 
 // "at most one of a / b": records an error at the second one.
@@ -95,21 +68,22 @@ std::optional<RouteSpec> ParseRoute(const Field& f, Diagnostics& d) {
   size_t errors_before = d.errors().size();
   RouteSpec route;
   route.loc = d.Loc(f.at());
+  route.path = f.path;
   std::vector<Field> fields = MapEntries(f.value, f.path, d);
 
   for (const Field& x : fields) {
     if (x.key == "id") {
       if (std::optional<std::string> id = ReadId(x, d)) route.id = *id;
-    } else if (CheckMetadataField(x, d, &route.name)) {
-      // name kept; the rest validated only
+    } else if (CheckMetadataField(x, d, &route.name, &route.labels)) {
+      // name and labels kept; the rest validated only
     } else if (x.key == "uri") {
       if (std::optional<std::string> uri = ReadUri(x, d)) route.uris.push_back(*uri);
     } else if (x.key == "uris") {
-      ReadUniqueList(x, d, /*allow_empty=*/false, ReadUri, &route.uris);
+      AppendUniqueList(x, d, ReadUri, &route.uris);
     } else if (x.key == "host") {
       if (std::optional<std::string> host = ReadLowerHost(x, d)) route.hosts.push_back(*host);
     } else if (x.key == "hosts") {
-      ReadUniqueList(x, d, /*allow_empty=*/false, ReadLowerHost, &route.hosts);
+      AppendUniqueList(x, d, ReadLowerHost, &route.hosts);
     } else if (x.key == "methods") {
       ReadUniqueList(x, d, /*allow_empty=*/true, ReadMethod, &route.methods);
     } else if (x.key == "priority") {
@@ -125,6 +99,26 @@ std::optional<RouteSpec> ParseRoute(const Field& f, Diagnostics& d) {
       if (route.upstream) route.upstream->id.clear();
     } else if (x.key == "upstream_id") {
       if (std::optional<std::string> id = ReadId(x, d)) route.upstream_id = *id;
+    } else if (x.key == "service_id") {
+      if (std::optional<std::string> id = ReadId(x, d)) route.service_id = *id;
+    } else if (x.key == "plugin_config_id") {
+      if (std::optional<std::string> id = ReadId(x, d)) route.plugin_config_id = *id;
+    } else if (x.key == "plugins") {
+      if (std::optional<std::vector<PluginSpec>> p = ReadPlugins(x, d)) {
+        route.plugins = std::move(*p);
+      }
+    } else if (x.key == "remote_addr") {
+      if (std::optional<std::string> a = ReadIpOrCidr(x, d)) route.remote_addrs.push_back(*a);
+    } else if (x.key == "remote_addrs") {
+      AppendUniqueList(x, d, ReadIpOrCidr, &route.remote_addrs);
+    } else if (x.key == "vars") {
+      if (ExpectList(x, d)) {
+        if (std::optional<nlohmann::json> expr = ReadJson(x, d)) {
+          route.vars = VarsSpec{std::move(*expr), d.Loc(x.at()), x.path};
+        }
+      }
+    } else if (x.key == "enable_websocket") {
+      if (std::optional<bool> v = ReadBool(x, d)) route.enable_websocket = *v;
     } else if (CheckIgnoredField(x, d)) {
       // warned about (or type error recorded)
     } else {
@@ -148,6 +142,14 @@ std::optional<RouteSpec> ParseRoute(const Field& f, Diagnostics& d) {
     d.Error(f.at(), f.path,
             "one of \"plugins\", \"upstream\", \"upstream_id\", \"service_id\" or \"script\" is "
             "required");
+  }
+  if (const Field* script = FindField(fields, "script")) {
+    for (const char* key : {"plugins", "plugin_config_id"}) {
+      if (FindField(fields, key) != nullptr) {
+        d.Error(script->key_node, script->path,
+                std::string("\"script\" cannot be used with \"") + key + "\"");
+      }
+    }
   }
   if (d.errors().size() != errors_before) return std::nullopt;
   return route;

@@ -11,9 +11,13 @@
 namespace turnpike::config {
 
 // Validates one `routes` item. Returns nullopt when the route must be skipped (every
-// problem is recorded in `d`). Fields the schema accepts but this version does not implement
-// load with a "not supported yet, ignored" warning. `id` is normalized but left "" when
-// absent (the caller assigns arr_<n>). References (upstream_id, ...) are not resolved.
+// problem is recorded in `d`). Schema rules as APISIX: uri or uris (not both); host or hosts,
+// remote_addr or remote_addrs (at most one of each, folded into the list); one of plugins,
+// upstream, upstream_id, service_id or script; script not with plugins or plugin_config_id;
+// vars must be a list (compiled later, with the snapshot); plugins as ReadPlugins.
+// filter_func, script and script_id load with a "not supported yet, ignored" warning. `id`
+// is normalized but left "" when absent (the caller assigns arr_<n>). References
+// (upstream_id, service_id, plugin_config_id) are not resolved here.
 std::optional<RouteSpec> ParseRoute(const Field& f, Diagnostics& d);
 
 }  // namespace turnpike::config

@@ -1,13 +1,18 @@
-// apisix.yaml (standalone file provider): #END check, top-level collections, per-item
-// validation with skip-on-error, id normalization and duplicate detection.
+// apisix.yaml / apisix.json (standalone file providers): #END check (YAML), top-level
+// collections, per-item validation with skip-on-error, id normalization and duplicate
+// detection.
 #include <exception>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "base/strings.h"
+#include "config/json_document.h"
 #include "config/loader.h"
+#include "config/plugin_spec.h"
 #include "config/route_spec.h"
+#include "config/service_spec.h"
 #include "config/upstream_spec.h"
 #include "config/yaml_util.h"
 
@@ -30,10 +35,9 @@ bool HasEndFlag(std::string_view text) {
 
 // Top-level APISIX collections this version does not load.
 bool IsUnsupportedCollection(const std::string& key) {
-  static constexpr std::string_view kKeys[] = {"services",     "consumers",      "consumer_groups",
-                                               "global_rules", "plugin_configs", "plugin_metadata",
-                                               "ssls",         "stream_routes",  "protos",
-                                               "secrets",      "plugins"};
+  static constexpr std::string_view kKeys[] = {"consumers",     "consumer_groups", "plugin_metadata",
+                                               "ssls",          "stream_routes",   "protos",
+                                               "secrets"};
   for (std::string_view k : kKeys) {
     if (key == k) return true;
   }
@@ -66,21 +70,23 @@ void CollectItems(const Field& f, Diagnostics& d, ParseFn parse, std::vector<Spe
   }
 }
 
-std::optional<RoutesConfig> ParseRoutes(std::string_view text, Diagnostics& d) {
-  if (!HasEndFlag(text)) {
-    d.Error(SourceLoc{d.file(), 0, 0}, "", "missing valid end flag `#END`");
-    return std::nullopt;
-  }
-  std::optional<YAML::Node> root = LoadDocument(text, d);
-  if (!root) return std::nullopt;
+RoutesConfig ParseCollections(const YAML::Node& root, Diagnostics& d) {
   RoutesConfig config;
   config.file = d.file();
-  if (root->IsNull()) return config;
-  for (const Field& f : MapEntries(*root, "", d)) {
+  if (root.IsNull()) return config;
+  for (const Field& f : MapEntries(root, "", d)) {
     if (f.key == "routes") {
       CollectItems(f, d, ParseRoute, &config.routes);
     } else if (f.key == "upstreams") {
       CollectItems(f, d, ParseUpstream, &config.upstreams);
+    } else if (f.key == "services") {
+      CollectItems(f, d, ParseService, &config.services);
+    } else if (f.key == "plugin_configs") {
+      CollectItems(f, d, ParsePluginConfig, &config.plugin_configs);
+    } else if (f.key == "global_rules") {
+      CollectItems(f, d, ParseGlobalRule, &config.global_rules);
+    } else if (f.key == "plugins") {
+      config.enabled_plugins = ParseEnabledPlugins(f, d);
     } else if (IsUnsupportedCollection(f.key)) {
       d.Warning(f.key_node, f.path, "not supported yet, ignored");
     } else {
@@ -90,13 +96,30 @@ std::optional<RoutesConfig> ParseRoutes(std::string_view text, Diagnostics& d) {
   return config;
 }
 
-}  // namespace
+std::optional<RoutesConfig> ParseYaml(std::string_view text, Diagnostics& d) {
+  if (!HasEndFlag(text)) {
+    d.Error(SourceLoc{d.file(), 0, 0}, "", "missing valid end flag `#END`");
+    return std::nullopt;
+  }
+  std::optional<YAML::Node> root = LoadDocument(text, d);
+  if (!root) return std::nullopt;
+  return ParseCollections(*root, d);
+}
 
-LoadResult<RoutesConfig> ParseRoutesConfig(std::string_view text, const std::string& file) {
+std::optional<RoutesConfig> ParseJson(std::string_view text, Diagnostics& d) {
+  std::optional<YAML::Node> root = LoadJsonDocument(text, d);
+  if (!root) return std::nullopt;
+  return ParseCollections(*root, d);
+}
+
+// Runs `parse` with exceptions contained.
+template <typename ParseFn>
+LoadResult<RoutesConfig> RunParser(std::string_view text, const std::string& file,
+                                   ParseFn parse) {
   LoadResult<RoutesConfig> result;
   Diagnostics d(file);
   try {
-    result.value = ParseRoutes(text, d);
+    result.value = parse(text, d);
   } catch (const std::exception& e) {
     // Defensive: helpers check types before converting, so this should not happen.
     result.value.reset();
@@ -107,6 +130,26 @@ LoadResult<RoutesConfig> ParseRoutesConfig(std::string_view text, const std::str
   return result;
 }
 
+}  // namespace
+
+LoadResult<RoutesConfig> ParseRoutesConfig(std::string_view text, const std::string& file) {
+  return RunParser(text, file, ParseYaml);
+}
+
+LoadResult<RoutesConfig> ParseRoutesConfigJson(std::string_view text, const std::string& file) {
+  return RunParser(text, file, ParseJson);
+}
+
+bool IsJsonRoutesFile(const std::string& path) {
+  if (path.size() < 5) return false;
+  std::string ext = base::ToLower(path.substr(path.size() - 5));
+  return ext == ".json";
+}
+
+LoadResult<RoutesConfig> ParseRoutesConfigForPath(std::string_view text, const std::string& path) {
+  return IsJsonRoutesFile(path) ? ParseRoutesConfigJson(text, path) : ParseRoutesConfig(text, path);
+}
+
 LoadResult<RoutesConfig> LoadRoutesConfig(const std::string& path) {
   Diagnostics d(path);
   std::string text;
@@ -115,7 +158,7 @@ LoadResult<RoutesConfig> LoadRoutesConfig(const std::string& path) {
     result.errors = std::move(d.errors());
     return result;
   }
-  return ParseRoutesConfig(text, path);
+  return ParseRoutesConfigForPath(text, path);
 }
 
 }  // namespace turnpike::config

@@ -1,6 +1,10 @@
 #include "config/spec_fields.h"
 
+#include <arpa/inet.h>
+
 #include <limits>
+
+#include "base/strings.h"
 
 namespace turnpike::config {
 namespace {
@@ -30,11 +34,28 @@ std::optional<std::string> ReadBoundedString(const Field& f, Diagnostics& d, siz
   return s;
 }
 
-void CheckLabels(const Field& f, Diagnostics& d) {
+void CheckLabels(const Field& f, Diagnostics& d, Labels* labels) {
   if (!ExpectMap(f, d)) return;
   for (const Field& label : MapEntries(f.value, f.path, d)) {
-    ReadBoundedString(label, d, 1, 256);
+    std::optional<std::string> v = ReadBoundedString(label, d, 1, 256);
+    if (!v) continue;
+    if (v->find_first_of(" \t\r\n\f\v") != std::string::npos) {
+      d.Error(label.at(), label.path, "must not contain whitespace");
+      continue;
+    }
+    if (labels != nullptr) labels->emplace_back(label.key, *v);
   }
+}
+
+// A CIDR prefix length: 0..max, decimal, no sign or leading zeros.
+bool IsValidPrefix(std::string_view s, int max) {
+  if (s.empty() || s.size() > 3 || (s.size() > 1 && s[0] == '0')) return false;
+  int v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  return v <= max;
 }
 
 }  // namespace
@@ -81,6 +102,55 @@ std::optional<std::string> ReadHost(const Field& f, Diagnostics& d) {
   return s;
 }
 
+std::optional<std::string> ReadLowerHost(const Field& f, Diagnostics& d) {
+  std::optional<std::string> host = ReadHost(f, d);
+  if (!host) return std::nullopt;
+  return base::ToLower(*host);
+}
+
+bool IsValidIpOrCidr(std::string_view s) {
+  std::string_view ip = s;
+  std::string_view prefix;
+  bool has_prefix = false;
+  if (size_t slash = s.find('/'); slash != std::string_view::npos) {
+    ip = s.substr(0, slash);
+    prefix = s.substr(slash + 1);
+    has_prefix = true;
+  }
+  std::string ip_text(ip);
+  unsigned char buf[16];
+  if (inet_pton(AF_INET, ip_text.c_str(), buf) == 1) {
+    return !has_prefix || IsValidPrefix(prefix, 32);
+  }
+  if (inet_pton(AF_INET6, ip_text.c_str(), buf) == 1) {
+    return !has_prefix || IsValidPrefix(prefix, 128);
+  }
+  return false;
+}
+
+std::optional<std::string> ReadIpOrCidr(const Field& f, Diagnostics& d) {
+  std::optional<std::string> s = ReadString(f, d);
+  if (!s) return std::nullopt;
+  if (!IsValidIpOrCidr(*s)) {
+    d.Error(f.at(), f.path, "invalid IP address or CIDR \"" + *s + "\"");
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<std::string> ReadIp(const Field& f, Diagnostics& d) {
+  std::optional<std::string> s = ReadString(f, d);
+  if (!s) return std::nullopt;
+  std::string ip = *s;
+  if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
+  unsigned char buf[16];
+  if (inet_pton(AF_INET, ip.c_str(), buf) != 1 && inet_pton(AF_INET6, ip.c_str(), buf) != 1) {
+    d.Error(f.at(), f.path, "invalid IP address \"" + *s + "\"");
+    return std::nullopt;
+  }
+  return ip;
+}
+
 std::optional<Timeout> ReadTimeout(const Field& f, Diagnostics& d) {
   if (!ExpectMap(f, d)) return std::nullopt;
   Timeout t;
@@ -120,13 +190,13 @@ std::optional<Timeout> ReadTimeout(const Field& f, Diagnostics& d) {
   return t;
 }
 
-bool CheckMetadataField(const Field& f, Diagnostics& d, std::string* name) {
+bool CheckMetadataField(const Field& f, Diagnostics& d, std::string* name, Labels* labels) {
   if (f.key == "name") {
     if (std::optional<std::string> s = ReadBoundedString(f, d, 1, 256)) *name = *s;
   } else if (f.key == "desc") {
     ReadBoundedString(f, d, 0, 256);
   } else if (f.key == "labels") {
-    CheckLabels(f, d);
+    CheckLabels(f, d, labels);
   } else if (f.key == "create_time" || f.key == "update_time") {
     ReadInt(f, d, kIntMin, kIntMax);
   } else {

@@ -71,6 +71,7 @@ struct GatewayConfig {
   std::vector<std::string> trusted_addresses;  // apisix.trusted_addresses (IPs / CIDRs)
   std::string real_ip_header = "X-Real-IP";  // nginx_config.http.real_ip_header
   std::vector<std::string> real_ip_from = {"127.0.0.1", "unix:"};  // ..http.real_ip_from
+  bool real_ip_recursive = false;             // nginx_config.http.real_ip_recursive (on/off)
   std::optional<ListenAddr> status_listen;   // apisix.status.{ip,port}: /status endpoints
   // `plugins:` (top level): enabled plugin names. nullopt = Turnpike's built-in default list.
   std::optional<std::vector<std::string>> plugins;

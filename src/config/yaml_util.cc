@@ -1,5 +1,6 @@
 #include "config/yaml_util.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -9,83 +10,21 @@
 #include <memory>
 
 #include "config/env_subst.h"
+#include "config/yaml_scalar.h"
 
 namespace turnpike::config {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// Matches [-+]?[0-9]+.
-bool LooksLikeInt(std::string_view s) {
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!IsDigit(c)) return false;
-  }
-  return true;
-}
-
-// Matches [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? (YAML core schema float,
-// without .inf/.nan which no config field accepts).
-bool LooksLikeNumber(std::string_view s) {
-  size_t i = 0;
-  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-  size_t int_digits = 0;
-  while (i < s.size() && IsDigit(s[i])) ++i, ++int_digits;
-  size_t frac_digits = 0;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && IsDigit(s[i])) ++i, ++frac_digits;
-  }
-  if (int_digits == 0 && frac_digits == 0) return false;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-    size_t exp_digits = 0;
-    while (i < s.size() && IsDigit(s[i])) ++i, ++exp_digits;
-    if (exp_digits == 0) return false;
-  }
-  return i == s.size();
-}
-
-std::string_view StripPlus(std::string_view s) {
-  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
-  return s;
-}
-
-std::optional<int64_t> ParseInt(std::string_view s) {
-  s = StripPlus(s);
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> ParseDouble(std::string_view s) {
-  s = StripPlus(s);
-  double v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-std::optional<bool> ParseBool(std::string_view s) {
-  static constexpr std::string_view kTrue[] = {"true", "True", "TRUE", "yes", "Yes",
-                                               "YES",  "on",   "On",   "ON"};
-  static constexpr std::string_view kFalse[] = {"false", "False", "FALSE", "no", "No",
-                                                "NO",    "off",   "Off",   "OFF"};
-  for (std::string_view t : kTrue) {
-    if (s == t) return true;
-  }
-  for (std::string_view f : kFalse) {
-    if (s == f) return false;
-  }
-  return std::nullopt;
-}
-
 bool IsQuotedOrStr(const YAML::Node& node) {
   const std::string& tag = node.Tag();
   return tag == "!" || tag == "tag:yaml.org,2002:str";
+}
+
+// The typed value of a scalar node: quoted and `!!str` scalars are strings, plain ones
+// resolve as lyaml does. REQUIRES: node.IsScalar().
+PlainScalar ScalarOf(const YAML::Node& node) {
+  if (IsQuotedOrStr(node)) return PlainScalar{};
+  return ResolvePlainScalar(node.Scalar());
 }
 
 std::string FormatNumber(double v) {
@@ -143,7 +82,7 @@ std::string ChildPath(const std::string& parent, std::string_view key) {
   bool plain = !key.empty();
   for (char c : key) {
     bool ok =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == '_' || c == '-';
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     if (!ok) plain = false;
   }
   if (plain) return parent.empty() ? std::string(key) : parent + "." + std::string(key);
@@ -202,11 +141,18 @@ ValueKind KindOf(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return ValueKind::kNull;
   if (node.IsSequence()) return ValueKind::kList;
   if (node.IsMap()) return ValueKind::kMap;
-  if (IsQuotedOrStr(node)) return ValueKind::kString;
-  const std::string& s = node.Scalar();
-  if (ParseBool(s)) return ValueKind::kBool;
-  if (LooksLikeInt(s) && ParseInt(s)) return ValueKind::kInt;
-  if (LooksLikeNumber(s)) return ValueKind::kNumber;
+  switch (ScalarOf(node).kind) {
+    case PlainScalar::kNull:
+      return ValueKind::kNull;
+    case PlainScalar::kBool:
+      return ValueKind::kBool;
+    case PlainScalar::kInt:
+      return ValueKind::kInt;
+    case PlainScalar::kNumber:
+      return ValueKind::kNumber;
+    case PlainScalar::kString:
+      break;
+  }
   return ValueKind::kString;
 }
 
@@ -248,7 +194,7 @@ std::optional<bool> ReadBool(const Field& f, Diagnostics& d) {
     TypeError(f, d, "boolean");
     return std::nullopt;
   }
-  return ParseBool(f.value.Scalar());
+  return ScalarOf(f.value).b;
 }
 
 std::optional<int64_t> ReadInt(const Field& f, Diagnostics& d, int64_t min, int64_t max) {
@@ -256,7 +202,7 @@ std::optional<int64_t> ReadInt(const Field& f, Diagnostics& d, int64_t min, int6
     TypeError(f, d, "integer");
     return std::nullopt;
   }
-  int64_t v = *ParseInt(f.value.Scalar());
+  int64_t v = ScalarOf(f.value).i;
   if (v < min || v > max) {
     if (max == std::numeric_limits<int64_t>::max()) {
       d.Error(f.at(), f.path, "must be >= " + std::to_string(min));
@@ -275,12 +221,13 @@ std::optional<double> ReadNumber(const Field& f, Diagnostics& d, double min, boo
     TypeError(f, d, "number");
     return std::nullopt;
   }
-  std::optional<double> v = ParseDouble(f.value.Scalar());
-  if (!v) {
+  PlainScalar scalar = ScalarOf(f.value);
+  double v = kind == ValueKind::kInt ? static_cast<double>(scalar.i) : scalar.d;
+  if (!std::isfinite(v)) {
     d.Error(f.at(), f.path, "number out of range");
     return std::nullopt;
   }
-  if (exclusive_min ? *v <= min : *v < min) {
+  if (exclusive_min ? v <= min : v < min) {
     d.Error(f.at(), f.path,
             std::string(exclusive_min ? "must be > " : "must be >= ") + FormatNumber(min));
     return std::nullopt;
@@ -312,6 +259,151 @@ bool ExpectList(const Field& f, Diagnostics& d) {
   if (f.value.IsSequence()) return true;
   TypeError(f, d, "list");
   return false;
+}
+
+namespace {
+
+// YAML -> JSON with optional diagnostics. Structural limits abort the conversion; key
+// problems are reported one by one (with diagnostics) before failing.
+class JsonConverter {
+ public:
+  explicit JsonConverter(Diagnostics* d) : d_(d) {}
+
+  std::optional<nlohmann::json> Convert(const YAML::Node& node, const std::string& path,
+                                        int depth) {
+    if (aborted_) return std::nullopt;
+    if (depth >= kMaxJsonDepth) {
+      return Abort(node, path,
+                   "nested more than " + std::to_string(kMaxJsonDepth) +
+                       " levels deep (a recursive alias?)");
+    }
+    if (++values_ > kMaxJsonValues) {
+      return Abort(node, path,
+                   "more than " + std::to_string(kMaxJsonValues) +
+                       " values (after expanding aliases)");
+    }
+    if (!node.IsDefined() || node.IsNull()) return nlohmann::json(nullptr);
+    if (node.IsSequence()) {
+      nlohmann::json out = nlohmann::json::array();
+      bool ok = true;
+      size_t i = 0;
+      for (auto it = node.begin(); it != node.end(); ++it, ++i) {
+        std::optional<nlohmann::json> item = Convert(*it, IndexPath(path, i), depth + 1);
+        if (aborted_) return std::nullopt;
+        if (!item) ok = false;
+        if (ok) out.push_back(std::move(*item));
+      }
+      if (!ok) return std::nullopt;
+      return out;
+    }
+    if (node.IsMap()) return ConvertMap(node, path, depth);
+    PlainScalar scalar = ScalarOf(node);
+    switch (scalar.kind) {
+      case PlainScalar::kNull:
+        return nlohmann::json(nullptr);
+      case PlainScalar::kBool:
+        return nlohmann::json(scalar.b);
+      case PlainScalar::kInt:
+        return nlohmann::json(scalar.i);
+      case PlainScalar::kNumber:
+        return nlohmann::json(scalar.d);
+      case PlainScalar::kString:
+        break;
+    }
+    return nlohmann::json(node.Scalar());
+  }
+
+ private:
+  std::optional<nlohmann::json> ConvertMap(const YAML::Node& node, const std::string& path,
+                                           int depth) {
+    nlohmann::json out = nlohmann::json::object();
+    std::vector<std::string> explicit_keys;
+    bool ok = true;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      YAML::Node key = it->first;
+      YAML::Node value = it->second;
+      if (!key.IsScalar()) {
+        Report(key, path, "map keys must be strings");
+        ok = false;
+        continue;
+      }
+      const std::string& name = key.Scalar();
+      std::string child = ChildPath(path, name);
+      if (name == "<<") {  // merge key (lyaml): earlier and explicit keys win
+        if (!Merge(value, child, depth, &out)) ok = false;
+        continue;
+      }
+      if (std::find(explicit_keys.begin(), explicit_keys.end(), name) != explicit_keys.end() &&
+          d_ != nullptr) {
+        Report(key, child, "duplicate key");
+        ok = false;
+        continue;
+      }
+      explicit_keys.push_back(name);
+      std::optional<nlohmann::json> v = Convert(value, child, depth + 1);
+      if (!v) {
+        if (aborted_) return std::nullopt;
+        ok = false;
+        continue;
+      }
+      out[name] = std::move(*v);
+    }
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
+  bool Merge(const YAML::Node& value, const std::string& path, int depth, nlohmann::json* out) {
+    std::vector<YAML::Node> sources;
+    if (value.IsMap()) {
+      sources.push_back(value);
+    } else if (value.IsSequence()) {
+      for (auto it = value.begin(); it != value.end(); ++it) sources.push_back(*it);
+    }
+    if (sources.empty() && !value.IsSequence()) {
+      Report(value, path, "a merge key (<<) needs a map or a list of maps");
+      return false;
+    }
+    for (const YAML::Node& source : sources) {
+      if (!source.IsMap()) {
+        Report(source, path, "a merge key (<<) needs a map or a list of maps");
+        return false;
+      }
+      std::optional<nlohmann::json> merged = Convert(source, path, depth + 1);
+      if (!merged) return false;
+      for (auto& [k, v] : merged->items()) {
+        if (!out->contains(k)) (*out)[k] = v;
+      }
+    }
+    return true;
+  }
+
+  void Report(const YAML::Node& at, const std::string& path, std::string message) {
+    if (d_ != nullptr) d_->Error(at, path, std::move(message));
+  }
+
+  std::nullopt_t Abort(const YAML::Node& at, const std::string& path, std::string message) {
+    Report(at, path, std::move(message));
+    aborted_ = true;
+    return std::nullopt;
+  }
+
+  Diagnostics* d_;
+  size_t values_ = 0;
+  bool aborted_ = false;
+};
+
+}  // namespace
+
+nlohmann::json YamlToJson(const YAML::Node& node) {
+  JsonConverter converter(nullptr);
+  std::optional<nlohmann::json> out = converter.Convert(node, "", 0);
+  if (!out) return nlohmann::json(nlohmann::json::value_t::discarded);
+  return std::move(*out);
+}
+
+std::optional<nlohmann::json> ReadJson(const Field& f, Diagnostics& d) {
+  JsonConverter converter(&d);
+  return converter.Convert(f.value, f.path, 0);
 }
 
 bool ReadWholeFile(const std::string& path, Diagnostics& d, std::string* out) {

@@ -4,6 +4,7 @@
 // Internal to config/. Control thread only. No function here lets a yaml-cpp exception escape.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
@@ -71,8 +72,9 @@ std::vector<Field> ListItems(const YAML::Node& list, const std::string& path);
 // The field named `key`, or nullptr.
 const Field* FindField(const std::vector<Field>& fields, std::string_view key);
 
-// The JSON-schema type of a YAML value. Quoted scalars are always strings; plain scalars
-// resolve as YAML core schema (plus yes/no/on/off booleans, as libyaml-based loaders do).
+// The JSON-schema type of a YAML value. Quoted and `!!str` scalars are always strings; plain
+// scalars resolve as APISIX's loader (lyaml) resolves them: see ResolvePlainScalar in
+// yaml_scalar.h (yes/no/on/off booleans, 0755 octal, 0x1F, 1_000, 1:30 sexagesimal, ...).
 enum class ValueKind { kNull, kBool, kInt, kNumber, kString, kList, kMap };
 ValueKind KindOf(const YAML::Node& node);
 const char* KindName(ValueKind kind);
@@ -92,6 +94,24 @@ bool ExpectList(const Field& f, Diagnostics& d);
 
 // Records "wrong type: expected <expected>, got <actual>".
 void TypeError(const Field& f, Diagnostics& d, const char* expected);
+
+// Limits of YamlToJson / ReadJson (aliases can make a small file expand enormously).
+inline constexpr int kMaxJsonDepth = 256;
+inline constexpr size_t kMaxJsonValues = 1000000;
+
+// Converts a YAML value to JSON, typing scalars the way APISIX's YAML loader (lyaml) does:
+// plain scalars resolve as in KindOf (integer -> JSON integer, number -> JSON number, possibly
+// inf/NaN for `.inf`/`.nan`; boolean; null), quoted and `!!str` scalars are strings, maps are
+// objects keyed by the key's text, sequences are arrays, aliases are expanded. `<<` merge keys
+// work as in lyaml: the merged map's keys are added unless the map already has them (earlier
+// merges and explicit keys win). A repeated key keeps its last value. Returns a discarded
+// value (`is_discarded()`) when a map key is not a scalar, or nesting exceeds kMaxJsonDepth
+// (e.g. a recursive alias), or more than kMaxJsonValues values would be produced.
+nlohmann::json YamlToJson(const YAML::Node& node);
+// The same conversion for a field, reporting each problem at its position and YAML path
+// (e.g. "routes[0].plugins.p.a[2]"); a repeated key is an error here, as in MapEntries.
+// Returns nullopt after recording the errors.
+std::optional<nlohmann::json> ReadJson(const Field& f, Diagnostics& d);
 
 // Reads the whole file into `out`; on failure returns false and records a file-level error.
 bool ReadWholeFile(const std::string& path, Diagnostics& d, std::string* out);

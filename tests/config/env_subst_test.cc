@@ -83,5 +83,27 @@ TEST_F(EnvSubstTest, ProcessEnvReadsTheEnvironment) {
   EXPECT_EQ(env("TURNPIKE_CONFIG_TEST_UNSET"), std::nullopt);
 }
 
+TEST_F(EnvSubstTest, InValueSubstitutesTheWholeValue) {
+  std::vector<ConfigError> errors;
+  bool used = true;
+  EXPECT_EQ(SubstituteEnvInValue("plain", {"f.json", 3, 10}, lookup_, &errors, &used), "plain");
+  EXPECT_FALSE(used);
+  EXPECT_EQ(SubstituteEnvInValue("# ${{PORT}}", {"f.json", 3, 10}, lookup_, &errors, &used),
+            "# 8080");  // no comment rule inside a value
+  EXPECT_TRUE(used);
+  EXPECT_EQ(SubstituteEnvInValue("${{HOST}}:${{ NOPE := 1 }}", {"f.json", 1, 1}, lookup_,
+                                 &errors, &used),
+            "10.0.0.1:1");
+  EXPECT_TRUE(used);
+  EXPECT_EQ(SubstituteEnvInValue("${{EMPTY}}", {"f.json", 1, 1}, lookup_, &errors, &used), "");
+  EXPECT_TRUE(used);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(SubstituteEnvInValue("ab${{NOPE}}", {"f.json", 3, 10}, lookup_, &errors, &used),
+            std::nullopt);
+  EXPECT_EQ(Strings(errors), (std::vector<std::string>{
+                                 "f.json:3:12: environment variable `NOPE` is not set and has "
+                                 "no default (use ${{NOPE:=value}})"}));
+}
+
 }  // namespace
 }  // namespace turnpike::config

@@ -192,17 +192,12 @@ TEST_F(GatewayConfigTest, DeploymentRoleAndProvider) {
                    "of traditional, control_plane, data_plane, standalone"}));
   EXPECT_EQ(Errors("deployment:\n  role: data_plane\n"),
             (Lines{"conf/config.yaml:2:9: deployment.role_data_plane.config_provider: required "
-                   "when deployment.role is data_plane (only yaml is supported)"}));
+                   "when deployment.role is data_plane (yaml or json)"}));
   EXPECT_EQ(Errors("deployment:\n  role: data_plane\n  role_data_plane:\n    config_provider: "
                    "etcd\n"),
             (Lines{"conf/config.yaml:4:22: deployment.role_data_plane.config_provider: "
-                   "config_provider \"etcd\" is not supported yet (only yaml)"}));
-  for (const char* p : {"json", "xds"}) {
-    EXPECT_EQ(
-        Errors(std::string("deployment:\n  role_data_plane:\n    config_provider: ") + p + "\n")
-            .size(),
-        1u);
-  }
+                   "config_provider \"etcd\" is not supported yet (only yaml and json)"}));
+  EXPECT_EQ(Errors("deployment:\n  role_data_plane:\n    config_provider: xds\n").size(), 1u);
   EXPECT_EQ(Errors("deployment:\n  role_data_plane:\n    config_provider: file\n").size(), 1u);
 }
 
@@ -331,9 +326,9 @@ nginx_config:
   event:
     worker_connections: 10620
   http:
-    real_ip_header: X-Real-IP
-plugins:
-  - limit-count
+    real_ip_headr: X-Real-IP
+stream_plugins:
+  - limit-conn
 plugin_attr:
   prometheus: {}
 turnpike:
@@ -346,8 +341,8 @@ turnpike:
                 "conf/config.yaml:3:3: apisix.enable_admin: unknown key, ignored",
                 "conf/config.yaml:4:3: apisix.ssl: unknown key, ignored",
                 "conf/config.yaml:7:3: nginx_config.event: unknown key, ignored",
-                "conf/config.yaml:10:5: nginx_config.http.real_ip_header: unknown key, ignored",
-                "conf/config.yaml:11:1: plugins: unknown key, ignored",
+                "conf/config.yaml:10:5: nginx_config.http.real_ip_headr: unknown key, ignored",
+                "conf/config.yaml:11:1: stream_plugins: unknown key, ignored",
                 "conf/config.yaml:13:1: plugin_attr: unknown key, ignored",
                 "conf/config.yaml:16:3: turnpike.routs_file: unknown key, ignored",
             }));

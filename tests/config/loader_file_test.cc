@@ -52,6 +52,30 @@ TEST_F(LoaderFileTest, LoadsBothFiles) {
   EXPECT_EQ(r.value->routes[0].loc.file, routes);
 }
 
+TEST_F(LoaderFileTest, JsonProviderLoadsApisixJson) {
+  std::string config = Write(
+      "config.yaml", "deployment:\n  role: data_plane\n  role_data_plane:\n"
+                     "    config_provider: json\n");
+  auto g = LoadGatewayConfig(config, 2);
+  ASSERT_TRUE(g.value.has_value()) << ::testing::PrintToString(testing::Strings(g.errors));
+  EXPECT_EQ(g.value->routes_file, dir_ + "/apisix.json");
+
+  std::string routes = Write("apisix.json",
+                             "{\n  \"routes\": [\n    {\"uri\": \"/a\", \"upstream_id\": 1}\n  ]\n}\n");
+  auto r = LoadRoutesConfig(g.value->routes_file);
+  ASSERT_TRUE(r.value.has_value()) << ::testing::PrintToString(testing::Strings(r.errors));
+  ASSERT_EQ(r.value->routes.size(), 1u);
+  EXPECT_EQ(r.value->routes[0].loc.file, routes);
+  EXPECT_EQ(r.value->routes[0].loc.line, 3);
+
+  // The extension decides: YAML text in a .json file is not JSON.
+  std::string yaml_in_json = Write("wrong.json", "routes: []\n#END\n");
+  auto wrong = LoadRoutesConfig(yaml_in_json);
+  EXPECT_FALSE(wrong.value.has_value());
+  ASSERT_EQ(wrong.errors.size(), 1u);
+  EXPECT_EQ(wrong.errors[0].message.rfind("invalid JSON: ", 0), 0u);
+}
+
 TEST_F(LoaderFileTest, MissingFilesAreFileLevelErrors) {
   std::string missing = dir_ + "/nope.yaml";
   auto g = LoadGatewayConfig(missing, 2);

@@ -69,6 +69,21 @@ TEST(TypedReadTest, ReportsTypeAndRangeErrors) {
             }));
 }
 
+TEST(TypedReadTest, PlainScalarsResolveAsLyaml) {
+  YAML::Node root = YAML::Load("a: 0x10\nb: 1_000\nc: 010\nd: .inf\ne: '0x10'\nf: 1:30\n");
+  Diagnostics d("t.yaml");
+  std::vector<Field> f = MapEntries(root, "s", d);
+  ASSERT_EQ(f.size(), 6u);
+  EXPECT_EQ(ReadInt(f[0], d, 0, 100), 16);
+  EXPECT_EQ(ReadInt(f[1], d, 0, 10000), 1000);
+  EXPECT_EQ(ReadInt(f[2], d, 0, 100), 8);
+  EXPECT_EQ(ReadNumber(f[3], d, 0, false), std::nullopt);
+  EXPECT_EQ(ReadString(f[4], d), "0x10");
+  EXPECT_EQ(ReadNumber(f[5], d, 0, false), 90.0);
+  EXPECT_EQ(testing::Strings(d.errors()),
+            (std::vector<std::string>{"t.yaml:4:4: s.d: number out of range"}));
+}
+
 TEST(MapEntriesTest, DuplicateKeysAreErrors) {
   YAML::Node root = YAML::Load("a: 1\nb: 2\na: 3\n");
   Diagnostics d("t.yaml");

@@ -1,0 +1,247 @@
+// config.yaml: router, URI, trusted address, real IP, status and plugin settings.
+#include <gtest/gtest.h>
+
+#include "config/loader.h"
+#include "config_test_util.h"
+
+namespace turnpike::config {
+namespace {
+
+using testing::Strings;
+using Lines = std::vector<std::string>;
+
+class GatewayKeysTest : public ::testing::Test {
+ protected:
+  LoadResult<GatewayConfig> Parse(const std::string& text) {
+    return ParseGatewayConfig(text, "conf/config.yaml", "conf", 4);
+  }
+  Lines Errors(const std::string& text) {
+    LoadResult<GatewayConfig> r = Parse(text);
+    EXPECT_FALSE(r.value.has_value()) << text;
+    return Strings(r.errors);
+  }
+  // Parses and expects success without errors or warnings.
+  GatewayConfig Ok(const std::string& text) {
+    LoadResult<GatewayConfig> r = Parse(text);
+    EXPECT_TRUE(r.value.has_value()) << ::testing::PrintToString(Strings(r.errors));
+    EXPECT_TRUE(r.warnings.empty()) << ::testing::PrintToString(Strings(r.warnings));
+    return r.value.value_or(GatewayConfig{});
+  }
+
+  testing::ScopedEnv no_worker_env_{"APISIX_WORKER_PROCESSES", std::nullopt};
+};
+
+TEST_F(GatewayKeysTest, Defaults) {
+  GatewayConfig c = Ok("");
+  EXPECT_EQ(c.router_mode, RouterMode::kHostUri);
+  EXPECT_FALSE(c.delete_uri_tail_slash);
+  EXPECT_TRUE(c.trusted_addresses.empty());
+  EXPECT_EQ(c.real_ip_header, "X-Real-IP");
+  EXPECT_EQ(c.real_ip_from, (Lines{"127.0.0.1", "unix:"}));
+  EXPECT_FALSE(c.real_ip_recursive);
+  EXPECT_FALSE(c.status_listen.has_value());
+  EXPECT_FALSE(c.plugins.has_value());
+}
+
+TEST_F(GatewayKeysTest, RouterMode) {
+  EXPECT_EQ(Ok("apisix:\n  router:\n    http: radixtree_uri\n").router_mode, RouterMode::kUri);
+  EXPECT_EQ(Ok("apisix:\n  router:\n    http: radixtree_uri_with_parameter\n").router_mode,
+            RouterMode::kUriWithParameter);
+  EXPECT_EQ(Ok("apisix:\n  router:\n    http: radixtree_host_uri\n    ssl: radixtree_sni\n")
+                .router_mode,
+            RouterMode::kHostUri);
+  EXPECT_EQ(Ok("apisix:\n  router:\n").router_mode, RouterMode::kHostUri);
+  EXPECT_EQ(Errors("apisix:\n  router:\n    http: radixtree_host\n    ssl: other\n"),
+            (Lines{
+                "conf/config.yaml:3:11: apisix.router.http: invalid value \"radixtree_host\": "
+                "must be one of radixtree_host_uri, radixtree_uri, radixtree_uri_with_parameter",
+                "conf/config.yaml:4:10: apisix.router.ssl: invalid value \"other\": must be one "
+                "of radixtree_sni",
+            }));
+  EXPECT_EQ(Errors("apisix:\n  router: radixtree_uri\n"),
+            (Lines{"conf/config.yaml:2:11: apisix.router: wrong type: expected map, got "
+                   "string"}));
+}
+
+TEST_F(GatewayKeysTest, DeleteUriTailSlash) {
+  EXPECT_TRUE(Ok("apisix:\n  delete_uri_tail_slash: true\n").delete_uri_tail_slash);
+  EXPECT_EQ(Errors("apisix:\n  delete_uri_tail_slash: 1\n"),
+            (Lines{"conf/config.yaml:2:26: apisix.delete_uri_tail_slash: wrong type: expected "
+                   "boolean, got integer"}));
+}
+
+TEST_F(GatewayKeysTest, TrustedAddresses) {
+  GatewayConfig c = Ok(R"(apisix:
+  trusted_addresses:
+    - 127.0.0.1
+    - 172.18.0.0/16
+    - 0.0.0.0/0
+    - "::1"
+    - 2001:db8::/32
+    - fe80::1/128
+)");
+  EXPECT_EQ(c.trusted_addresses,
+            (Lines{"127.0.0.1", "172.18.0.0/16", "0.0.0.0/0", "::1", "2001:db8::/32",
+                   "fe80::1/128"}));
+  EXPECT_EQ(Errors(R"(apisix:
+  trusted_addresses:
+    - 10.0.0.256
+    - 10.0.0.0/33
+    - 10.0.0.0/
+    - 10.0.0.0/08
+    - ::1/129
+    - localhost
+    - 10.0.0.1
+    - 10.0.0.1
+    - 5
+)"),
+            (Lines{
+                "conf/config.yaml:3:7: apisix.trusted_addresses[0]: invalid IP address or CIDR "
+                "\"10.0.0.256\"",
+                "conf/config.yaml:4:7: apisix.trusted_addresses[1]: invalid IP address or CIDR "
+                "\"10.0.0.0/33\"",
+                "conf/config.yaml:5:7: apisix.trusted_addresses[2]: invalid IP address or CIDR "
+                "\"10.0.0.0/\"",
+                "conf/config.yaml:6:7: apisix.trusted_addresses[3]: invalid IP address or CIDR "
+                "\"10.0.0.0/08\"",
+                "conf/config.yaml:7:7: apisix.trusted_addresses[4]: invalid IP address or CIDR "
+                "\"::1/129\"",
+                "conf/config.yaml:8:7: apisix.trusted_addresses[5]: invalid IP address or CIDR "
+                "\"localhost\"",
+                "conf/config.yaml:10:7: apisix.trusted_addresses[7]: duplicate item \"10.0.0.1\"",
+                "conf/config.yaml:11:7: apisix.trusted_addresses[8]: wrong type: expected "
+                "string, got integer",
+            }));
+  EXPECT_EQ(Errors("apisix:\n  trusted_addresses: []\n"),
+            (Lines{"conf/config.yaml:2:22: apisix.trusted_addresses: must not be empty"}));
+  EXPECT_EQ(Errors("apisix:\n  trusted_addresses: 10.0.0.1\n"),
+            (Lines{"conf/config.yaml:2:22: apisix.trusted_addresses: wrong type: expected list, "
+                   "got string"}));
+}
+
+TEST_F(GatewayKeysTest, RealIp) {
+  GatewayConfig c = Ok(R"(nginx_config:
+  http:
+    real_ip_header: X-Forwarded-For
+    real_ip_recursive: "on"
+    real_ip_from:
+      - 10.0.0.0/8
+      - "::1"
+      - "unix:"
+)");
+  EXPECT_EQ(c.real_ip_header, "X-Forwarded-For");
+  EXPECT_TRUE(c.real_ip_recursive);
+  EXPECT_EQ(c.real_ip_from, (Lines{"10.0.0.0/8", "::1", "unix:"}));
+  // Unquoted on/off are YAML booleans; both forms work. An empty list trusts no one.
+  GatewayConfig c2 = Ok(
+      "nginx_config:\n  http:\n    real_ip_recursive: off\n    real_ip_header: proxy_protocol\n"
+      "    real_ip_from: []\n");
+  EXPECT_FALSE(c2.real_ip_recursive);
+  EXPECT_EQ(c2.real_ip_header, "proxy_protocol");
+  EXPECT_TRUE(c2.real_ip_from.empty());
+
+  EXPECT_EQ(Errors(R"(nginx_config:
+  http:
+    real_ip_header: "X Real IP"
+    real_ip_recursive: maybe
+    real_ip_from:
+      - unix
+      - 10.0.0.0/40
+      - 1
+)"),
+            (Lines{
+                "conf/config.yaml:3:21: nginx_config.http.real_ip_header: invalid header name "
+                "\"X Real IP\"",
+                "conf/config.yaml:4:24: nginx_config.http.real_ip_recursive: invalid value "
+                "\"maybe\": must be one of on, off",
+                "conf/config.yaml:6:9: nginx_config.http.real_ip_from[0]: invalid address "
+                "\"unix\": expected an IP address, a CIDR or \"unix:\"",
+                "conf/config.yaml:7:9: nginx_config.http.real_ip_from[1]: invalid address "
+                "\"10.0.0.0/40\": expected an IP address, a CIDR or \"unix:\"",
+                "conf/config.yaml:8:9: nginx_config.http.real_ip_from[2]: wrong type: expected "
+                "string, got integer",
+            }));
+  EXPECT_EQ(Errors("nginx_config:\n  http:\n    real_ip_header: \"\"\n"),
+            (Lines{"conf/config.yaml:3:21: nginx_config.http.real_ip_header: invalid header "
+                   "name \"\""}));
+}
+
+TEST_F(GatewayKeysTest, StatusListener) {
+  GatewayConfig defaults = Ok("apisix:\n  status: {}\n");
+  ASSERT_TRUE(defaults.status_listen.has_value());
+  EXPECT_EQ(defaults.status_listen->ip, "127.0.0.1");
+  EXPECT_EQ(defaults.status_listen->port, 7085);
+
+  GatewayConfig set = Ok("apisix:\n  status:\n    ip: \"[::1]\"\n    port: 9091\n");
+  ASSERT_TRUE(set.status_listen.has_value());
+  EXPECT_EQ(set.status_listen->ip, "::1");
+  EXPECT_EQ(set.status_listen->port, 9091);
+
+  // `status:` with everything commented out is not set (null keeps the default: off).
+  EXPECT_FALSE(Ok("apisix:\n  status:\n  #  ip: 127.0.0.1\n").status_listen.has_value());
+
+  EXPECT_EQ(Errors("apisix:\n  status:\n    ip: localhost\n    port: 0\n"),
+            (Lines{
+                "conf/config.yaml:3:9: apisix.status.ip: invalid IP address \"localhost\"",
+                "conf/config.yaml:4:11: apisix.status.port: must be between 1 and 65535",
+            }));
+  EXPECT_EQ(Errors("apisix:\n  node_listen: [9080, 9091]\n  status:\n    port: 9091\n"),
+            (Lines{"conf/config.yaml:4:11: apisix.status.port: status port 9091 conflicts with "
+                   "apisix.node_listen"}));
+  EXPECT_EQ(Errors("apisix:\n  node_listen: 7085\n  status: {}\n"),
+            (Lines{"conf/config.yaml:3:11: apisix.status: status port 7085 conflicts with "
+                   "apisix.node_listen"}));
+  auto warn = Parse("apisix:\n  status:\n    bogus: 1\n");
+  EXPECT_EQ(Strings(warn.warnings),
+            (Lines{"conf/config.yaml:3:5: apisix.status.bogus: unknown key, ignored"}));
+}
+
+TEST_F(GatewayKeysTest, PluginList) {
+  GatewayConfig c = Ok(R"(apisix:
+  node_listen: 9080
+plugins:
+  - limit-count
+  - proxy-rewrite
+  - prometheus
+)");
+  ASSERT_TRUE(c.plugins.has_value());
+  EXPECT_EQ(*c.plugins, (Lines{"limit-count", "proxy-rewrite", "prometheus"}));
+  EXPECT_EQ(c.plugins_loc.file, "conf/config.yaml");
+  EXPECT_EQ(c.plugins_loc.line, 3);
+  EXPECT_EQ(c.plugins_loc.col, 1);
+
+  GatewayConfig none = Ok("plugins: []\n");
+  ASSERT_TRUE(none.plugins.has_value());
+  EXPECT_TRUE(none.plugins->empty());
+  EXPECT_FALSE(Ok("plugins:\n").plugins.has_value());  // null: the built-in default list
+
+  auto dup = Parse("plugins:\n  - cors\n  - cors\n");
+  ASSERT_TRUE(dup.value.has_value());
+  EXPECT_EQ(*dup.value->plugins, (Lines{"cors"}));
+  EXPECT_EQ(Strings(dup.warnings),
+            (Lines{"conf/config.yaml:3:5: plugins[1]: duplicate plugin \"cors\", ignored"}));
+
+  EXPECT_EQ(Errors("plugins:\n  - cors\n  - \"\"\n  - {name: x}\n"),
+            (Lines{
+                "conf/config.yaml:3:5: plugins[1]: must not be empty",
+                "conf/config.yaml:4:5: plugins[2]: wrong type: expected string, got map",
+            }));
+  EXPECT_EQ(Errors("plugins: cors\n"),
+            (Lines{"conf/config.yaml:1:10: plugins: wrong type: expected list, got string"}));
+}
+
+TEST_F(GatewayKeysTest, JsonConfigProvider) {
+  GatewayConfig c = Ok(
+      "deployment:\n  role: data_plane\n  role_data_plane:\n    config_provider: json\n");
+  EXPECT_EQ(c.config_provider, "json");
+  EXPECT_EQ(c.routes_file, "conf/apisix.json");
+  GatewayConfig custom = Ok(
+      "deployment:\n  role_data_plane:\n    config_provider: json\n"
+      "turnpike:\n  routes_file: routes.json\n");
+  EXPECT_EQ(custom.routes_file, "conf/routes.json");
+  EXPECT_EQ(Ok("deployment:\n  role_data_plane:\n    config_provider: yaml\n").routes_file,
+            "conf/apisix.yaml");
+}
+
+}  // namespace
+}  // namespace turnpike::config

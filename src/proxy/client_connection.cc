@@ -359,21 +359,35 @@ bool ClientConnection::Accept(uint32_t payload, const router::PathParams& params
 }
 
 // nginx's realip module: a peer listed in real_ip_from may name the client in
-// real_ip_header (X-Forwarded-For: its last address). Anything that is not an IP is ignored.
+// real_ip_header. For a list (X-Forwarded-For) the last address is taken, or with
+// real_ip_recursive the last one not itself in real_ip_from. Anything that is not an IP is
+// ignored (the peer stays the client).
 std::string_view ClientConnection::ResolveRemoteAddr() const {
   const AddressRules& rules = snapshot_->addresses;
   std::string_view peer = peer_ip_;
   if (!rules.real_ip_from.Match(peer)) return peer;
-  for (const http::Header& h : req_.headers) {
-    if (!base::EqualsIgnoreCase(h.name, rules.real_ip_header)) continue;
-    std::string_view v = h.value;
-    size_t comma = v.rfind(',');
-    if (comma != std::string_view::npos) v = v.substr(comma + 1);
-    v = base::TrimWhitespace(v);
+  auto is_ip = [](std::string_view v) {
     uint32_t v4;
     expr::IpMatcher::V6 v6;
-    if (expr::IpMatcher::ParseV4(v, &v4) || expr::IpMatcher::ParseV6(v, &v6)) return v;
-    return peer;
+    return expr::IpMatcher::ParseV4(v, &v4) || expr::IpMatcher::ParseV6(v, &v6);
+  };
+  for (const http::Header& h : req_.headers) {
+    if (!base::EqualsIgnoreCase(h.name, rules.real_ip_header)) continue;
+    std::string_view list = h.value;
+    std::string_view candidate;
+    for (;;) {
+      size_t comma = list.rfind(',');
+      std::string_view item =
+          base::TrimWhitespace(comma == std::string_view::npos ? list : list.substr(comma + 1));
+      if (!is_ip(item)) break;
+      candidate = item;
+      if (!rules.real_ip_recursive || !rules.real_ip_from.Match(item) ||
+          comma == std::string_view::npos) {
+        break;
+      }
+      list = list.substr(0, comma);
+    }
+    return candidate.empty() ? peer : candidate;
   }
   return peer;
 }

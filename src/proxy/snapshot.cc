@@ -260,6 +260,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
       report->warnings.push_back("apisix.trusted_addresses: " + trusted.status().message());
     }
   }
+  snap->addresses.real_ip_recursive = gateway.real_ip_recursive;
   snap->delete_uri_tail_slash = gateway.delete_uri_tail_slash;
 
   std::vector<router::RouteKey> keys;

@@ -53,6 +53,7 @@ struct AddressRules {
   expr::IpMatcher real_ip_from;
   bool real_ip_from_unix = false;
   std::string real_ip_header = "x-real-ip";  // lowercased
+  bool real_ip_recursive = false;  // skip trusted addresses from the right of the header
   // apisix.trusted_addresses: peers whose X-Forwarded-* are kept.
   bool has_trusted = false;
   expr::IpMatcher trusted;

@@ -134,6 +134,25 @@ routes:
   EXPECT_EQ(e.Header("X-Real-IP").value_or(""), "10.1.9.9");
 }
 
+TEST_F(PredicatesTest, RealIpRecursiveSkipsTrustedProxies) {
+  TurnpikeOptions options;
+  options.http_extra =
+      "    real_ip_header: X-Forwarded-For\n    real_ip_from: [127.0.0.1, 10.9.0.0/16]\n"
+      "    real_ip_recursive: \"on\"\n";
+  Start(R"(
+routes:
+  - uri: /echo
+    upstream: {A}
+#END
+)",
+        options);
+  HttpRequest req;
+  req.target = "/echo";
+  req.headers.emplace_back("X-Forwarded-For", "6.6.6.6, 10.1.2.3, 10.9.0.1, 10.9.0.2");
+  EchoedRequest e = Echo(Fetch(gw_.port(), req));
+  EXPECT_EQ(e.Header("X-Real-IP").value_or(""), "10.1.2.3");
+}
+
 TEST_F(PredicatesTest, TrustedAddressesKeepForwardedHeaders) {
   TurnpikeOptions options;
   options.apisix_extra = "  trusted_addresses: [127.0.0.1]\n";

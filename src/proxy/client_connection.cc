@@ -302,6 +302,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   }
   NormalizeHost(req_.host, &host_);
   snapshot_ = worker_->snapshot();
+  RefreshPeerRules();
   remote_addr_ = ResolveRemoteAddr();
   ctx_.Begin(&conn_info_, &req_, uri_, host_, remote_addr_);
   std::string_view match_path = uri_;
@@ -362,10 +363,18 @@ bool ClientConnection::Accept(uint32_t payload, const router::PathParams& params
 // real_ip_header. For a list (X-Forwarded-For) the last address is taken, or with
 // real_ip_recursive the last one not itself in real_ip_from. Anything that is not an IP is
 // ignored (the peer stays the client).
+void ClientConnection::RefreshPeerRules() {
+  if (peer_rules_version_ == snapshot_->version) return;
+  const AddressRules& rules = snapshot_->addresses;
+  peer_real_ip_from_ = rules.real_ip_from.Match(peer_ip_);
+  peer_trusted_ = rules.has_trusted && rules.trusted.Match(peer_ip_);
+  peer_rules_version_ = snapshot_->version;
+}
+
 std::string_view ClientConnection::ResolveRemoteAddr() const {
   const AddressRules& rules = snapshot_->addresses;
   std::string_view peer = peer_ip_;
-  if (!rules.real_ip_from.Match(peer)) return peer;
+  if (!peer_real_ip_from_) return peer;
   auto is_ip = [](std::string_view v) {
     uint32_t v4;
     expr::IpMatcher::V6 v6;

@@ -168,6 +168,12 @@ class ClientConnection final : public router::RouteFilter {
   std::string uri_scratch_;  // normalized path when the raw one is not normal
   std::string_view uri_;     // nginx's $uri: the path routes match on
   std::string_view remote_addr_;  // client address after real-IP processing
+  // The peer never changes, so whether it is in real_ip_from / trusted_addresses is worked
+  // out once per snapshot version, not per request.
+  uint64_t peer_rules_version_ = UINT64_MAX;
+  bool peer_real_ip_from_ = false;
+  bool peer_trusted_ = false;
+  void RefreshPeerRules();
   router::MatchInfo match_info_;  // which patterns of the route matched
   SnapshotConstSharedPtr snapshot_;  // pinned for the whole exchange
   const Route* route_ = nullptr;

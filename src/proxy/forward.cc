@@ -173,7 +173,7 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
   // apisix.trusted_addresses: a trusted peer's X-Forwarded-Proto/Host/Port are kept; when the
   // list is set, an untrusted peer's X-Forwarded-For is dropped.
   const AddressRules& rules = snapshot_->addresses;
-  bool trusted = rules.has_trusted && rules.trusted.Match(peer_ip_);
+  bool trusted = peer_trusted_;
   std::string_view fwd_proto, fwd_host, fwd_port;
   for (const http::Header& h : req_.headers) {
     std::string_view n = h.name;

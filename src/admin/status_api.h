@@ -15,7 +15,7 @@ namespace turnpike::admin {
 
 // The daemon's state as the status endpoints report it.
 struct StatusReport {
-  uint64_t config_version = 0;  // version of the last snapshot published to the workers
+  uint64_t config_version = 0;  // the config version every worker serves (0: none yet)
   size_t workers = 0;           // workers started (or about to be)
   size_t ready_workers = 0;     // workers that have loaded their first snapshot
 };

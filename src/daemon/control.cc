@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -146,8 +147,7 @@ struct Control::ReloadJob {
       return;
     }
     auto t1 = Clock::now();
-    config::LoadResult<config::RoutesConfig> loaded =
-        config::ParseRoutesConfigForPath(text, path);
+    config::LoadResult<config::RoutesConfig> loaded = config::ParseRoutesConfigForPath(text, path);
     parse_ms = MsSince(t1);
     for (const config::ConfigError& w : loaded.warnings) spdlog::warn("{}", w.ToString());
     for (const config::ConfigError& e : loaded.errors) spdlog::error("{}", e.ToString());
@@ -514,10 +514,13 @@ void Control::OnReleaseRetired(uv_timer_t* t) { static_cast<Control*>(t->data)->
 
 admin::StatusReport Control::Report() const {
   admin::StatusReport r;
-  r.config_version = version_;
   r.workers = static_cast<size_t>(gateway_->worker_processes);
+  // The version every worker serves: a new one shows once the last worker has switched to
+  // it, so a client that sees it is served by it, whichever worker takes the connection.
+  r.config_version = workers_.empty() ? version_ : UINT64_MAX;
   for (const auto& w : workers_) {
     if (w->ready()) ++r.ready_workers;
+    r.config_version = std::min<uint64_t>(r.config_version, w->stats().snapshot_version);
   }
   return r;
 }

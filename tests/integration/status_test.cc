@@ -86,6 +86,13 @@ class StatusTest : public ::testing::Test {
     ASSERT_TRUE(WaitForPort(status_port_, seconds(5))) << "status port not listening";
   }
 
+  // StartWithStatus, then waits until every worker serves the first config.
+  void StartReady(const std::string& routes_yaml) {
+    ASSERT_NO_FATAL_FAILURE(StartWithStatus(routes_yaml));
+    ASSERT_TRUE(PollUntil([&] { return Status("/status/ready").status == 200; }, seconds(10)))
+        << Status("/status/ready").DebugString();
+  }
+
   HttpResponse Status(std::string_view path = "/status") { return Get(status_port_, path); }
   long long Version() { return ConfigVersion(Status()); }
 
@@ -102,7 +109,7 @@ routes:
 )";
 
 TEST_F(StatusTest, StatusIsOkAndReportsTheConfigVersion) {
-  ASSERT_NO_FATAL_FAILURE(StartWithStatus(Routes(kHelloA)));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(kHelloA)));
   HttpResponse r = Status();
   ASSERT_EQ(r.status, 200) << r.DebugString();
   EXPECT_EQ(r.Header("Content-Type").value_or(""), "application/json");
@@ -168,7 +175,7 @@ TEST_F(StatusTest, ReadyIs503WhileTheFirstConfigLoads) {
 }
 
 TEST_F(StatusTest, OtherPathsAre404AndOtherMethods405) {
-  ASSERT_NO_FATAL_FAILURE(StartWithStatus(Routes(kHelloA)));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(kHelloA)));
   for (const char* path : {"/", "/status/", "/status/readyz", "/statusx", "/apisix/status"}) {
     HttpResponse r = Status(path);
     EXPECT_EQ(r.status, 404) << path << "\n" << r.DebugString();
@@ -184,7 +191,7 @@ TEST_F(StatusTest, OtherPathsAre404AndOtherMethods405) {
 }
 
 TEST_F(StatusTest, KeepAliveAnswersPipelinedRequestsInOrder) {
-  ASSERT_NO_FATAL_FAILURE(StartWithStatus(Routes(kHelloA)));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(kHelloA)));
   HttpConnection conn(status_port_);
   ASSERT_TRUE(conn.connected()) << conn.error();
   std::string two = HttpRequest{"GET", "/status", {}, ""}.Serialize(status_port_) +
@@ -197,14 +204,14 @@ TEST_F(StatusTest, KeepAliveAnswersPipelinedRequestsInOrder) {
   EXPECT_FALSE(second.ConnectionClosing());
   // The same connection serves a third request; `Connection: close` ends it.
   HttpResponse third = conn.RoundTrip(
-      HttpRequest{"GET", "/status/ready", {{"Connection", "close"}}, ""}.Serialize(status_port_));
+      HttpRequest{"GET", "/status", {{"Connection", "close"}}, ""}.Serialize(status_port_));
   EXPECT_EQ(third.status, 200) << third.DebugString();
   EXPECT_TRUE(third.ConnectionClosing());
   EXPECT_TRUE(conn.WaitForClose(seconds(3)));
 }
 
 TEST_F(StatusTest, BadRequestsAre400AndClose) {
-  ASSERT_NO_FATAL_FAILURE(StartWithStatus(Routes(kHelloA)));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(kHelloA)));
   {
     HttpConnection conn(status_port_);
     ASSERT_TRUE(conn.Send("NOT HTTP AT ALL\r\n\r\n"));
@@ -232,7 +239,7 @@ TEST_F(StatusTest, BadRequestsAre400AndClose) {
 void Settle() { std::this_thread::sleep_for(milliseconds(1400)); }
 
 TEST_F(StatusTest, RewrittenFileIsReloadedOnceWithoutSighup) {
-  ASSERT_NO_FATAL_FAILURE(StartWithStatus(Routes(kHelloA)));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(kHelloA)));
   ASSERT_TRUE(gw_.RewriteRoutes(Routes(R"(
 routes:
   - uri: /hello
@@ -248,7 +255,7 @@ routes:
 }
 
 TEST_F(StatusTest, SlowInPlaceWriteIsOneReload) {
-  ASSERT_NO_FATAL_FAILURE(StartWithStatus(Routes(kHelloA)));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(kHelloA)));
   std::string next = Routes(R"(
 routes:
   - uri: /hello
@@ -277,7 +284,7 @@ routes:
 }
 
 TEST_F(StatusTest, UnchangedContentKeepsTheVersion) {
-  ASSERT_NO_FATAL_FAILURE(StartWithStatus(Routes(kHelloA)));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(kHelloA)));
   ASSERT_TRUE(gw_.RewriteRoutes(Routes(kHelloA)));  // same bytes, new file
   ASSERT_TRUE(gw_.Reload());
   ::utime(gw_.routes_path().c_str(), nullptr);  // and a new mtime
@@ -290,7 +297,7 @@ TEST_F(StatusTest, UnchangedContentKeepsTheVersion) {
 // An update writes a new ..<timestamp> directory and renames a new `..data` symlink over the
 // old one; apisix.yaml itself never changes, so only a watch on the directory sees it at once.
 TEST_F(StatusTest, ConfigMapSymlinkSwapIsSeenByTheDirectoryWatch) {
-  ASSERT_NO_FATAL_FAILURE(StartWithStatus(Routes(kHelloA)));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(kHelloA)));
   const TempDir& dir = gw_.dir();
   std::string error;
   auto publish = [&](const std::string& stamp, const std::string& yaml) {

@@ -147,7 +147,8 @@ struct Control::ReloadJob {
       return;
     }
     auto t1 = Clock::now();
-    config::LoadResult<config::RoutesConfig> loaded = config::ParseRoutesConfigForPath(text, path);
+    config::LoadResult<config::RoutesConfig> loaded =
+        config::ParseRoutesConfigForPath(text, path);
     parse_ms = MsSince(t1);
     for (const config::ConfigError& w : loaded.warnings) spdlog::warn("{}", w.ToString());
     for (const config::ConfigError& e : loaded.errors) spdlog::error("{}", e.ToString());

@@ -51,6 +51,12 @@ std::string_view TrimWhitespace(std::string_view s) {
   return s;
 }
 
+void AppendDecimal(std::string* out, uint64_t v) {
+  char tmp[24];
+  auto [p, ec] = std::to_chars(tmp, tmp + sizeof(tmp), v);
+  out->append(tmp, p);
+}
+
 std::optional<uint64_t> ParseUint(std::string_view s) {
   if (s.empty()) return std::nullopt;
   uint64_t v = 0;

@@ -15,6 +15,9 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 std::string ToLower(std::string_view s);
 std::string_view TrimWhitespace(std::string_view s);
 
+// Appends `v` in decimal to `out` (no temporary string).
+void AppendDecimal(std::string* out, uint64_t v);
+
 // Parses a non-negative decimal integer that fits in uint64_t; nullopt on any other input.
 std::optional<uint64_t> ParseUint(std::string_view s);
 

@@ -17,12 +17,6 @@ namespace {
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 constexpr double kLingerSeconds = 2;
 
-void AppendUint(std::string* out, uint64_t v) {
-  char tmp[24];
-  auto [p, ec] = std::to_chars(tmp, tmp + sizeof(tmp), v);
-  out->append(tmp, p);
-}
-
 // Lowercases `raw` Host into `out`, without port ("Example.com:8080" -> "example.com",
 // "[::1]:80" -> "[::1]").
 void NormalizeHost(std::string_view raw, std::string* out) {
@@ -309,12 +303,11 @@ void ClientConnection::HandleRequest(size_t head_len) {
   if (snapshot_->delete_uri_tail_slash && match_path.size() > 1 && match_path.back() == '/') {
     match_path.remove_suffix(1);
   }
-  router::PathParams params;
   match_info_ = {};
-  uint32_t idx = snapshot_->table->Match({req_.method, host_, match_path}, this, &params,
-                                         &match_info_);
+  // Parameters land in the request context directly: uri_param_* for `vars` and plugins.
+  uint32_t idx = snapshot_->table->Match({req_.method, host_, match_path}, this,
+                                         &ctx_.params(), &match_info_);
   route_ = idx == router::RouteTable::kNoMatch ? nullptr : &snapshot_->routes[idx];
-  ctx_.params() = params;
   ctx_.SetRoute(route_);
   if (RunRequestPhases()) return;  // a plugin answered
   if (route_ == nullptr) {
@@ -349,14 +342,11 @@ void ClientConnection::HandleRequest(size_t head_len) {
   StartAttempt();
 }
 
-bool ClientConnection::Accept(uint32_t payload, const router::PathParams& params) {
+// `params` is ctx_.params() (see HandleRequest), already holding this candidate's values.
+bool ClientConnection::Accept(uint32_t payload, const router::PathParams&) {
   const Route& r = snapshot_->routes[payload];
   if (r.remote_addrs && !r.remote_addrs->Match(remote_addr_)) return false;
-  if (r.vars != nullptr) {
-    ctx_.params() = params;  // uri_param_* of this candidate
-    return r.vars->Eval(ctx_);
-  }
-  return true;
+  return r.vars == nullptr || r.vars->Eval(ctx_);
 }
 
 // nginx's realip module: a peer listed in real_ip_from may name the client in
@@ -415,7 +405,7 @@ void ClientConnection::ReplyLocal(int status, std::string_view message) {
   // default.
   local_body_.assign("{\"error_msg\":\"");
   if (message.empty()) {
-    AppendUint(&local_body_, static_cast<uint64_t>(status));
+    base::AppendDecimal(&local_body_, static_cast<uint64_t>(status));
     local_body_.push_back(' ');
     local_body_.append(http::ReasonPhrase(status));
   } else {
@@ -441,7 +431,7 @@ void ClientConnection::SendLocal(int status, std::string_view body,
   std::string_view reason = http::ReasonPhrase(status);
   out_.clear();
   out_.append("HTTP/1.1 ");
-  AppendUint(&out_, static_cast<uint64_t>(status));
+  base::AppendDecimal(&out_, static_cast<uint64_t>(status));
   out_.push_back(' ');
   out_.append(reason);
   out_.append("\r\nDate: ");
@@ -456,7 +446,7 @@ void ClientConnection::SendLocal(int status, std::string_view body,
     out_.append("X-APISIX-Upstream-Status: ");
     for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
       if (i > 0) out_.append(", ");
-      AppendUint(&out_, attempt_status_[i]);
+      base::AppendDecimal(&out_, attempt_status_[i]);
     }
     out_.append("\r\n");
   }
@@ -467,7 +457,7 @@ void ClientConnection::SendLocal(int status, std::string_view body,
     out_.append("Connection: keep-alive\r\n");
   }
   out_.append("Content-Length: ");
-  AppendUint(&out_, body.size());
+  base::AppendDecimal(&out_, body.size());
   out_.append("\r\n\r\n");
   client_bufs_.clear();
   client_bufs_.push_back(uv_buf_init(out_.data(), out_.size()));
@@ -562,12 +552,12 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
   line.push_back(' ');
   line.append(req_.target);
   line.append(req_.version_minor == 0 ? " HTTP/1.0\" " : " HTTP/1.1\" ");
-  AppendUint(&line, static_cast<uint64_t>(resp_status_));
+  base::AppendDecimal(&line, static_cast<uint64_t>(resp_status_));
   line.push_back(' ');
-  AppendUint(&line, bytes_sent_);
+  base::AppendDecimal(&line, bytes_sent_);
   uint64_t ms = uv_now(worker_->loop()) - start_ms_;
   line.push_back(' ');
-  AppendUint(&line, ms / 1000);
+  base::AppendDecimal(&line, ms / 1000);
   line.push_back('.');
   char frac[4] = {static_cast<char>('0' + ms % 1000 / 100), static_cast<char>('0' + ms % 100 / 10),
                   static_cast<char>('0' + ms % 10), 0};
@@ -587,11 +577,11 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
     const upstream::Node& node = upstream_->nodes->nodes[node_index_];
     line.append(node.host);
     line.push_back(':');
-    AppendUint(&line, node.port);
+    base::AppendDecimal(&line, node.port);
     line.push_back(' ');
     for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
       if (i > 0) line.append(", ");
-      AppendUint(&line, attempt_status_[i]);
+      base::AppendDecimal(&line, attempt_status_[i]);
     }
   } else {
     line.append("- -");

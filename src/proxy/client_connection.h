@@ -93,6 +93,7 @@ class ClientConnection final : public router::RouteFilter {
   // plugin phases (phases.cc)
   bool RunRequestPhases();  // rewrite + access; true when a plugin answered
   void RunHeaderFilters(int status);
+  uint32_t active_phases() const;  // phases of the global rules and the matched route
   bool body_filters_active() const;
   // Runs one body piece through the body filters; appends the result to `out`. Returns true
   // when a filter ended the body.
@@ -109,6 +110,10 @@ class ClientConnection final : public router::RouteFilter {
   bool Grow(size_t new_cap);
 
   // upstream side (forward.cc)
+  // The route's timeouts when it has its own, else the upstream's.
+  const config::Timeout& timeouts() const {
+    return route_->has_timeout ? route_->timeout : upstream_->timeout;
+  }
   void StartAttempt();
   void ConnectNode(bool fresh);
   void SendRequestHead();

@@ -14,12 +14,6 @@ namespace {
 constexpr std::string_view kCrlf = "\r\n";
 constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
-void AppendUint(std::string* out, uint64_t v) {
-  char tmp[24];
-  auto [p, ec] = std::to_chars(tmp, tmp + sizeof(tmp), v);
-  out->append(tmp, p);
-}
-
 void AppendHeader(std::string* out, std::string_view name, std::string_view value) {
   out->append(name);
   out->append(": ");
@@ -28,10 +22,6 @@ void AppendHeader(std::string* out, std::string_view name, std::string_view valu
 }
 
 uv_buf_t Buf(std::string_view s) { return uv_buf_init(const_cast<char*>(s.data()), s.size()); }
-
-bool NameIs(std::string_view name, std::string_view lower) {
-  return name.size() == lower.size() && base::EqualsIgnoreCase(name, lower);
-}
 
 // nginx does not retry non-idempotent requests once they were sent.
 bool Idempotent(base::Method m) {
@@ -89,7 +79,7 @@ void ClientConnection::ConnectNode(bool fresh) {
     SendRequestHead();
     return;
   }
-  const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+  const config::Timeout& t = timeouts();
   up_ = UpstreamConnection::Connect(worker_, key, this, t.connect);
   if (up_ == nullptr) FailAttempt(502, /*connect_phase=*/true);
 }
@@ -184,19 +174,19 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
     if (edited && edits.Touches(n)) continue;  // a plugin set or removed it
     switch (n.size()) {
       case 4:
-        if (NameIs(n, "host")) continue;
+        if (base::EqualsIgnoreCase(n, "host")) continue;
         break;
       case 6:
-        if (NameIs(n, "expect")) continue;
+        if (base::EqualsIgnoreCase(n, "expect")) continue;
         break;
       case 9:
-        if (NameIs(n, "x-real-ip") || NameIs(n, "forwarded")) continue;
+        if (base::EqualsIgnoreCase(n, "x-real-ip") || base::EqualsIgnoreCase(n, "forwarded")) continue;
         break;
       case 14:
-        if (NameIs(n, "content-length")) continue;
+        if (base::EqualsIgnoreCase(n, "content-length")) continue;
         break;
       case 15:
-        if (NameIs(n, "x-forwarded-for")) {
+        if (base::EqualsIgnoreCase(n, "x-forwarded-for")) {
           if (rules.has_trusted && !trusted) continue;
           if (xff_first.empty()) {
             xff_first = h.value;
@@ -207,17 +197,17 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
         }
         break;
       case 16:
-        if (NameIs(n, "x-forwarded-host")) {
+        if (base::EqualsIgnoreCase(n, "x-forwarded-host")) {
           if (trusted) fwd_host = h.value;
           continue;
         }
-        if (NameIs(n, "x-forwarded-port")) {
+        if (base::EqualsIgnoreCase(n, "x-forwarded-port")) {
           if (trusted) fwd_port = h.value;
           continue;
         }
         break;
       case 17:
-        if (NameIs(n, "x-forwarded-proto")) {
+        if (base::EqualsIgnoreCase(n, "x-forwarded-proto")) {
           if (trusted) fwd_proto = h.value;
           continue;
         }
@@ -231,7 +221,7 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
   out->append("X-Forwarded-For: ");
   if (xff_many) {
     for (const http::Header& h : req_.headers) {
-      if (NameIs(h.name, "x-forwarded-for")) {
+      if (base::EqualsIgnoreCase(h.name, "x-forwarded-for")) {
         out->append(h.value);
         out->append(", ");
       }
@@ -254,7 +244,7 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
              host.find(']', colon) == std::string_view::npos && colon + 1 < host.size()) {
     out->append(host.substr(colon + 1));
   } else {
-    AppendUint(out, local_port_);
+    base::AppendDecimal(out, local_port_);
   }
   out->append(kCrlf);
   if (edited) {
@@ -264,7 +254,7 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
   }
   if (req_.framing == http::Framing::kContentLength) {
     out->append("Content-Length: ");
-    AppendUint(out, req_.content_length);
+    base::AppendDecimal(out, req_.content_length);
     out->append(kCrlf);
   } else if (req_.framing == http::Framing::kChunked) {
     out->append("Transfer-Encoding: chunked\r\n");
@@ -291,7 +281,7 @@ void ClientConnection::SendRequestHead() {
   }
   request_sent_ = true;
   body_inflight_ = up_bufs_.size() > 1;
-  const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+  const config::Timeout& t = timeouts();
   up_->ArmTimer(t.send);
   up_->StartReading();
   up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));  // may complete here
@@ -338,7 +328,7 @@ void ClientConnection::ForwardRequestBody() {
   StopReading();  // back-pressure: no more body until the node took this piece
   body_inflight_ = true;
   timer_.Disarm();
-  const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+  const config::Timeout& t = timeouts();
   up_->ArmTimer(t.send);
   up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));  // may complete here
 }
@@ -354,7 +344,7 @@ void ClientConnection::OnUpstreamWritten(int status) {
     return;
   }
   if (resp_done_) return;
-  const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+  const config::Timeout& t = timeouts();
   if (!req_body_done_) {
     // More body to come from the client: the client's pace now, not the node's.
     up_->StopTimer();
@@ -377,7 +367,7 @@ void ClientConnection::OnUpstreamData() {
 }
 
 void ClientConnection::ProcessResponse() {
-  const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+  const config::Timeout& t = timeouts();
   client_bufs_.clear();
   while (!resp_head_parsed_) {
     std::string_view data = up_->pending();
@@ -433,7 +423,7 @@ void ClientConnection::EncodeResponseHead() {
   bool edited = phases_ran_ && !edits.empty();
   out_.clear();
   out_.append("HTTP/1.1 ");
-  AppendUint(&out_, static_cast<uint64_t>(r.status));
+  base::AppendDecimal(&out_, static_cast<uint64_t>(r.status));
   out_.push_back(' ');
   out_.append(r.reason.empty() ? http::ReasonPhrase(r.status) : r.reason);
   out_.append(kCrlf);
@@ -443,8 +433,8 @@ void ClientConnection::EncodeResponseHead() {
     if (http::IsHopByHop(n) || http::IsListedIn(n, r.connection_tokens, r.connection_token_count)) {
       continue;
     }
-    if (NameIs(n, "server")) continue;
-    if (!no_body && NameIs(n, "content-length")) continue;  // re-stated below
+    if (base::EqualsIgnoreCase(n, "server")) continue;
+    if (!no_body && base::EqualsIgnoreCase(n, "content-length")) continue;  // re-stated below
     if (edited && edits.Touches(n)) continue;               // a plugin set or removed it
     AppendHeader(&out_, n, h.value);
   }
@@ -453,7 +443,7 @@ void ClientConnection::EncodeResponseHead() {
     out_.append("X-APISIX-Upstream-Status: ");
     for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
       if (i > 0) out_.append(", ");
-      AppendUint(&out_, attempt_status_[i]);
+      base::AppendDecimal(&out_, attempt_status_[i]);
     }
     out_.append(kCrlf);
   }
@@ -461,7 +451,7 @@ void ClientConnection::EncodeResponseHead() {
   if (!no_body) {
     if (r.framing == http::Framing::kContentLength && !body_modified) {
       out_.append("Content-Length: ");
-      AppendUint(&out_, r.content_length);
+      base::AppendDecimal(&out_, r.content_length);
       out_.append(kCrlf);
     } else if (r.framing == http::Framing::kNone && !body_modified) {
       out_.append("Content-Length: 0\r\n");
@@ -548,7 +538,7 @@ void ClientConnection::OnResponseWritten() {
       return;
     }
     up_->StartReading();
-    const config::Timeout& t = route_->has_timeout ? route_->timeout : upstream_->timeout;
+    const config::Timeout& t = timeouts();
     up_->ArmTimer(t.read);
     if (!up_->pending().empty()) ProcessResponse();
     return;

@@ -5,54 +5,61 @@
 #include "proxy/client_connection.h"
 
 namespace turnpike::proxy {
+namespace {
+
+// Calls fn(plugin) for every plugin implementing `phase`: the global rules' first, then the
+// route's, each chain in priority order. Stops (and returns true) when fn returns true.
+template <typename Fn>
+bool ForEachPlugin(const Snapshot& snap, const Route* route, uint32_t phase, Fn&& fn) {
+  auto run = [&](const PluginChain& chain) {
+    if ((chain.phases & phase) == 0) return false;
+    for (const PluginChain::Entry& e : chain.entries) {
+      if ((e.plugin->phases() & phase) != 0 && fn(*e.plugin)) return true;
+    }
+    return false;
+  };
+  for (const PluginChain& g : snap.global_rules) {
+    if (run(g)) return true;
+  }
+  return route != nullptr && run(route->chain);
+}
+
+}  // namespace
+
+uint32_t ClientConnection::active_phases() const {
+  return snapshot_->global_phases | (route_ != nullptr ? route_->chain.phases : 0);
+}
 
 bool ClientConnection::RunRequestPhases() {
-  uint32_t phases = snapshot_->global_phases | (route_ != nullptr ? route_->chain.phases : 0);
+  uint32_t phases = active_phases();
   phases_ran_ = phases != 0;
   if ((phases & (kPhaseRewrite | kPhaseAccess)) == 0) return false;
-  for (uint32_t phase : {kPhaseRewrite, kPhaseAccess}) {
-    auto run = [&](const PluginChain& chain) {
-      if ((chain.phases & phase) == 0) return false;
-      for (const PluginChain::Entry& e : chain.entries) {
-        if ((e.plugin->phases() & phase) == 0) continue;
-        if (phase == kPhaseRewrite) {
-          e.plugin->Rewrite(ctx_);
-        } else {
-          e.plugin->Access(ctx_);
-        }
-        if (ctx_.responded()) return true;
-      }
-      return false;
-    };
-    bool answered = false;
-    for (const PluginChain& g : snapshot_->global_rules) {
-      if ((answered = run(g))) break;
-    }
-    if (!answered && route_ != nullptr) answered = run(route_->chain);
-    if (answered) {
-      local_body_.assign(ctx_.respond_body());
-      SendLocal(ctx_.respond_status(), local_body_, "text/plain; charset=utf-8");
-      return true;
-    }
+  bool answered = ForEachPlugin(*snapshot_, route_, kPhaseRewrite, [&](const Plugin& p) {
+    p.Rewrite(ctx_);
+    return ctx_.responded();
+  });
+  if (!answered) {
+    answered = ForEachPlugin(*snapshot_, route_, kPhaseAccess, [&](const Plugin& p) {
+      p.Access(ctx_);
+      return ctx_.responded();
+    });
   }
-  return false;
+  if (!answered) return false;
+  local_body_.assign(ctx_.respond_body());
+  SendLocal(ctx_.respond_status(), local_body_, "text/plain; charset=utf-8");
+  return true;
 }
 
 void ClientConnection::RunHeaderFilters(int status) {
   ctx_.SetStatus(status);
-  auto run = [&](const PluginChain& chain) {
-    if ((chain.phases & kPhaseHeaderFilter) == 0) return;
-    for (const PluginChain::Entry& e : chain.entries) {
-      if (e.plugin->phases() & kPhaseHeaderFilter) e.plugin->HeaderFilter(ctx_);
-    }
-  };
-  for (const PluginChain& g : snapshot_->global_rules) run(g);
-  if (route_ != nullptr) run(route_->chain);
+  ForEachPlugin(*snapshot_, route_, kPhaseHeaderFilter, [&](const Plugin& p) {
+    p.HeaderFilter(ctx_);
+    return false;
+  });
 }
 
 bool ClientConnection::body_filters_active() const {
-  uint32_t phases = snapshot_->global_phases | (route_ != nullptr ? route_->chain.phases : 0);
-  return (phases & kPhaseBodyFilter) != 0;
+  return (active_phases() & kPhaseBodyFilter) != 0;
 }
 
 bool ClientConnection::FilterBody(std::string_view data, bool first, bool last,
@@ -62,17 +69,12 @@ bool ClientConnection::FilterBody(std::string_view data, bool first, bool last,
   piece.first = first;
   piece.last = last;
   size_t n = 0;
-  auto run = [&](const PluginChain& chain) {
-    if ((chain.phases & kPhaseBodyFilter) == 0) return;
-    for (const PluginChain::Entry& e : chain.entries) {
-      if ((e.plugin->phases() & kPhaseBodyFilter) == 0) continue;
-      // Alternate scratch buffers: a filter may read the previous filter's output.
-      piece.out = &filter_scratch_[n++ % 2];
-      e.plugin->BodyFilter(ctx_, piece);
-    }
-  };
-  for (const PluginChain& g : snapshot_->global_rules) run(g);
-  if (route_ != nullptr) run(route_->chain);
+  ForEachPlugin(*snapshot_, route_, kPhaseBodyFilter, [&](const Plugin& p) {
+    // Alternate scratch buffers: a filter may read the previous filter's output.
+    piece.out = &filter_scratch_[n++ % 2];
+    p.BodyFilter(ctx_, piece);
+    return false;
+  });
   out->append(piece.data);
   body_started_ = true;
   return piece.last && !last;
@@ -80,14 +82,10 @@ bool ClientConnection::FilterBody(std::string_view data, bool first, bool last,
 
 void ClientConnection::RunLogPhase() {
   ctx_.SetStatus(resp_status_);
-  auto run = [&](const PluginChain& chain) {
-    if ((chain.phases & kPhaseLog) == 0) return;
-    for (const PluginChain::Entry& e : chain.entries) {
-      if (e.plugin->phases() & kPhaseLog) e.plugin->Log(ctx_);
-    }
-  };
-  for (const PluginChain& g : snapshot_->global_rules) run(g);
-  if (route_ != nullptr) run(route_->chain);
+  ForEachPlugin(*snapshot_, route_, kPhaseLog, [&](const Plugin& p) {
+    p.Log(ctx_);
+    return false;
+  });
 }
 
 void ClientConnection::AppendResponseEdits(std::string* out) const {

@@ -371,17 +371,4 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
   return snap;
 }
 
-SnapshotConstSharedPtr BuildSnapshot(const config::GatewayConfig& gateway,
-                                     const config::RoutesConfig& routes,
-                                     const Snapshot* previous, uint64_t version,
-                                     std::vector<std::string>* warnings, BuildStats* stats) {
-  BuildReport report;
-  SnapshotConstSharedPtr snap =
-      BuildSnapshot({&gateway, &routes, previous, version, nullptr}, &report);
-  for (const config::ConfigError& e : report.errors) warnings->push_back(e.ToString());
-  for (std::string& w : report.warnings) warnings->push_back(std::move(w));
-  if (stats != nullptr) *stats = report.stats;
-  return snap;
-}
-
 }  // namespace turnpike::proxy

@@ -82,7 +82,7 @@ struct BuildStats {
 struct BuildInput {
   const config::GatewayConfig* gateway = nullptr;
   const config::RoutesConfig* routes = nullptr;
-  const Snapshot* previous = nullptr;     // may be null
+  const Snapshot* previous = nullptr;  // may be null; unchanged node sets keep its pointers
   uint64_t version = 0;
   const PluginRegistry* plugins = nullptr;  // may be null: then no plugin is known
 };
@@ -98,14 +98,5 @@ struct BuildReport {
 // Control thread. Composes routes with their services and plugin configs (reference §2.5),
 // compiles plugin chains, resolves upstream nodes (may block on DNS) and builds the router.
 SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* report);
-
-// Control thread (may resolve node host names, which blocks). `previous` (may be null) lets
-// unchanged node sets keep their pointer, so workers keep their balancer state. Problems with
-// single nodes (unresolvable names) are appended to `warnings`.
-SnapshotConstSharedPtr BuildSnapshot(const config::GatewayConfig& gateway,
-                                     const config::RoutesConfig& routes,
-                                     const Snapshot* previous, uint64_t version,
-                                     std::vector<std::string>* warnings,
-                                     BuildStats* stats = nullptr);
 
 }  // namespace turnpike::proxy

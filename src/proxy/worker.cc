@@ -121,16 +121,7 @@ void Worker::ApplySnapshot(SnapshotConstSharedPtr next) {
 
 std::string_view Worker::Date() { return date_.Get(std::time(nullptr)); }
 
-std::string_view Worker::LocalTime() {
-  std::time_t now = std::time(nullptr);
-  if (now != local_time_second_) {
-    std::tm tm{};
-    localtime_r(&now, &tm);
-    local_time_len_ = std::strftime(local_time_, sizeof(local_time_), "%d/%b/%Y:%H:%M:%S %z", &tm);
-    local_time_second_ = now;
-  }
-  return std::string_view(local_time_, local_time_len_);
-}
+std::string_view Worker::LocalTime() { return local_time_.Get(std::time(nullptr)); }
 
 uint32_t Worker::PickNode(const Upstream& up, const upstream::TriedSet& tried) {
   upstream::RoundRobinPicker& picker = pickers_[up.slot];

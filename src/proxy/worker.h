@@ -18,7 +18,7 @@
 
 #include "config/specs.h"
 #include "proxy/access_log.h"
-#include "core/http_date.h"
+#include "core/time_text.h"
 #include "core/snapshot_slot.h"
 #include "proxy/snapshot.h"
 #include "upstream/round_robin.h"
@@ -131,13 +131,11 @@ class Worker {
   size_t upstream_live_ = 0;                   // upstream connections not yet closed
   bool draining_ = false;
   bool finished_ = false;
-  core::HttpDate date_;
+  core::TimeText date_{core::TimeText::kHttpDate, /*local=*/false};
+  core::TimeText local_time_{core::TimeText::kLogTime, /*local=*/true};
   std::shared_ptr<AccessLog> access_log_;
   std::string log_line_;
   std::string server_header_;
-  std::time_t local_time_second_ = -1;
-  char local_time_[40] = {};
-  size_t local_time_len_ = 0;
   WorkerStats stats_;
 };
 

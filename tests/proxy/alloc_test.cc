@@ -115,8 +115,8 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   route.uris = {"/hello"};
   route.upstream_id = "1";
   routes.routes.push_back(route);
-  std::vector<std::string> warnings;
-  SnapshotConstSharedPtr snap = BuildSnapshot(*gateway, routes, nullptr, 1, &warnings);
+  BuildReport report;
+  SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
 
   StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
   ASSERT_TRUE(listen.ok());

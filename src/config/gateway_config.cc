@@ -253,8 +253,9 @@ std::string JoinPath(const std::string& dir, const std::string& path) {
 
 std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
                                           const std::string& config_dir, int hw) {
-  std::optional<YAML::Node> root = LoadDocument(text, d);
-  if (!root) return std::nullopt;
+  std::optional<YamlDocument> doc = LoadDocument(text, d);
+  if (!doc) return std::nullopt;
+  YamlNode root = doc->root();
   GatewayConfig cfg;
   cfg.file = d.file();
   cfg.worker_processes = hw;
@@ -386,7 +387,7 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
          cfg.plugins_loc = d.Loc(x.key_node);
        }},
   };
-  if (!root->IsNull()) Dispatch(Field{"", *root, *root, ""}, d, top);
+  if (!root.IsNull()) Dispatch(Field{"", root, root, ""}, d, top);
 
   if (cfg.role == "data_plane" && !provider_seen && role) {
     d.Error(role->at(), "deployment.role_data_plane.config_provider",

@@ -132,21 +132,21 @@ class EnvResolver {
 
   bool ok() const { return ok_; }
 
-  void Walk(YAML::Node node) {
+  void Walk(YamlNode node) {
     if (node.IsMap()) {
-      for (auto it = node.begin(); it != node.end(); ++it) {
-        Substitute(it->first, /*convert=*/false);
-        Walk(it->second);
+      for (size_t i = 0; i < node.size(); ++i) {
+        Substitute(node.key(i), /*convert=*/false);
+        Walk(node.value(i));
       }
     } else if (node.IsSequence()) {
-      for (auto it = node.begin(); it != node.end(); ++it) Walk(*it);
+      for (size_t i = 0; i < node.size(); ++i) Walk(node.item(i));
     } else if (node.IsScalar()) {
       Substitute(node, /*convert=*/true);
     }
   }
 
  private:
-  void Substitute(YAML::Node node, bool convert) {
+  void Substitute(YamlNode node, bool convert) {
     if (!node.IsScalar() || node.Tag() != "!") return;  // JSON strings are double-quoted
     SourceLoc loc = d_.Loc(node);
     if (loc.line > 0) ++loc.col;  // the text starts after the opening quote
@@ -158,14 +158,14 @@ class EnvResolver {
       return;
     }
     if (!used) return;
-    node = *value;
+    node.SetScalar(*value);
     if (!convert) return;
     // APISIX: `tonumber(new_val) ~= nil` -> number; "true" / "false" -> boolean.
     PlainScalar number = LuaToNumber(*value);
     if (number.kind == PlainScalar::kInt) {
-      node = std::to_string(number.i);
+      node.SetScalar(std::to_string(number.i));
     } else if (number.kind == PlainScalar::kNumber) {
-      node = FormatDouble(number.d);
+      node.SetScalar(FormatDouble(number.d));
     } else if (*value != "true" && *value != "false") {
       return;
     }
@@ -179,7 +179,7 @@ class EnvResolver {
 
 }  // namespace
 
-std::optional<YAML::Node> LoadJsonDocument(std::string_view text, Diagnostics& d,
+std::optional<YamlDocument> LoadJsonDocument(std::string_view text, Diagnostics& d,
                                            const EnvLookup& lookup) {
   StrictJsonChecker checker;
   bool valid = false;
@@ -192,15 +192,17 @@ std::optional<YAML::Node> LoadJsonDocument(std::string_view text, Diagnostics& d
     d.errors().push_back(JsonSyntaxError(d.file(), checker.error));
     return std::nullopt;
   }
-  YAML::Node root;
-  try {
-    root = YAML::Load(RewriteSurrogatePairs(text));
-  } catch (const YAML::Exception& e) {
+  std::string error;
+  YamlMark error_mark;
+  std::optional<YamlDocument> doc =
+      YamlDocument::Parse(RewriteSurrogatePairs(text), &error, &error_mark);
+  if (!doc) {
     SourceLoc loc{d.file(), 0, 0};
-    if (!e.mark.is_null()) loc = SourceLoc{d.file(), e.mark.line + 1, e.mark.column + 1};
-    d.Error(loc, "", "cannot load JSON: " + e.msg);
+    if (error_mark.line >= 0) loc = SourceLoc{d.file(), error_mark.line + 1, error_mark.column + 1};
+    d.Error(loc, "", "cannot load JSON: " + error);
     return std::nullopt;
   }
+  YamlNode root = doc->root();
   if (!root.IsMap()) {
     d.Error(root, "", std::string("top level must be a map, got ") + KindName(KindOf(root)));
     return std::nullopt;
@@ -208,7 +210,7 @@ std::optional<YAML::Node> LoadJsonDocument(std::string_view text, Diagnostics& d
   EnvResolver env(d, lookup);
   env.Walk(root);
   if (!env.ok()) return std::nullopt;
-  return root;
+  return doc;
 }
 
 }  // namespace turnpike::config

@@ -5,8 +5,6 @@
 // Internal to config/. Control thread only. No yaml-cpp or JSON exception escapes.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,7 +20,7 @@ namespace turnpike::config {
 // inside string values and keys after parsing; a string value that contained a reference
 // and now reads as a number (Lua tonumber) or as true / false takes that type, and keys stay
 // strings. On failure returns nullopt after recording file-level errors in `d`.
-std::optional<YAML::Node> LoadJsonDocument(std::string_view text, Diagnostics& d,
+std::optional<YamlDocument> LoadJsonDocument(std::string_view text, Diagnostics& d,
                                            const EnvLookup& lookup = ProcessEnv());
 
 }  // namespace turnpike::config

@@ -50,6 +50,7 @@ void CollectItems(const Field& f, Diagnostics& d, ParseFn parse, std::vector<Spe
   if (f.value.IsNull()) return;  // `routes:` with everything commented out
   if (!ExpectList(f, d)) return;
   std::unordered_map<std::string, int> first_line;  // id -> line of the first item
+  first_line.reserve(f.value.size());
   size_t index = 0;
   for (const Field& item : ListItems(f.value, f.path)) {
     ++index;
@@ -70,7 +71,7 @@ void CollectItems(const Field& f, Diagnostics& d, ParseFn parse, std::vector<Spe
   }
 }
 
-RoutesConfig ParseCollections(const YAML::Node& root, Diagnostics& d) {
+RoutesConfig ParseCollections(const YamlNode& root, Diagnostics& d) {
   RoutesConfig config;
   config.file = d.file();
   if (root.IsNull()) return config;
@@ -101,15 +102,15 @@ std::optional<RoutesConfig> ParseYaml(std::string_view text, Diagnostics& d) {
     d.Error(SourceLoc{d.file(), 0, 0}, "", "missing valid end flag `#END`");
     return std::nullopt;
   }
-  std::optional<YAML::Node> root = LoadDocument(text, d);
-  if (!root) return std::nullopt;
-  return ParseCollections(*root, d);
+  std::optional<YamlDocument> doc = LoadDocument(text, d);
+  if (!doc) return std::nullopt;
+  return ParseCollections(doc->root(), d);
 }
 
 std::optional<RoutesConfig> ParseJson(std::string_view text, Diagnostics& d) {
-  std::optional<YAML::Node> root = LoadJsonDocument(text, d);
-  if (!root) return std::nullopt;
-  return ParseCollections(*root, d);
+  std::optional<YamlDocument> doc = LoadJsonDocument(text, d);
+  if (!doc) return std::nullopt;
+  return ParseCollections(doc->root(), d);
 }
 
 // Runs `parse` with exceptions contained.

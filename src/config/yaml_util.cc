@@ -15,14 +15,14 @@
 namespace turnpike::config {
 namespace {
 
-bool IsQuotedOrStr(const YAML::Node& node) {
+bool IsQuotedOrStr(const YamlNode& node) {
   const std::string& tag = node.Tag();
   return tag == "!" || tag == "tag:yaml.org,2002:str";
 }
 
 // The typed value of a scalar node: quoted and `!!str` scalars are strings, plain ones
 // resolve as lyaml does. REQUIRES: node.IsScalar().
-PlainScalar ScalarOf(const YAML::Node& node) {
+PlainScalar ScalarOf(const YamlNode& node) {
   if (IsQuotedOrStr(node)) return PlainScalar{};
   return ResolvePlainScalar(node.Scalar());
 }
@@ -47,21 +47,20 @@ std::string ConfigError::ToString() const {
   return out;
 }
 
-SourceLoc Diagnostics::Loc(const YAML::Node& node) const {
+SourceLoc Diagnostics::Loc(const YamlNode& node) const {
   SourceLoc loc{file_, 0, 0};
-  if (!node.IsDefined()) return loc;
-  YAML::Mark mark = node.Mark();
-  if (mark.is_null() || mark.line < 0) return loc;
+  YamlMark mark = node.Mark();
+  if (mark.line < 0) return loc;
   loc.line = mark.line + 1;
   loc.col = mark.column + 1;
   return loc;
 }
 
-void Diagnostics::Error(const YAML::Node& at, std::string path, std::string message) {
+void Diagnostics::Error(const YamlNode& at, std::string path, std::string message) {
   errors_.push_back({Loc(at), std::move(path), std::move(message)});
 }
 
-void Diagnostics::Warning(const YAML::Node& at, std::string path, std::string message) {
+void Diagnostics::Warning(const YamlNode& at, std::string path, std::string message) {
   warnings_.push_back({Loc(at), std::move(path), std::move(message)});
 }
 
@@ -99,12 +98,12 @@ std::string IndexPath(const std::string& parent, size_t index) {
   return parent + "[" + std::to_string(index) + "]";
 }
 
-std::vector<Field> MapEntries(const YAML::Node& map, const std::string& path, Diagnostics& d) {
+std::vector<Field> MapEntries(const YamlNode& map, const std::string& path, Diagnostics& d) {
   std::vector<Field> fields;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    // Copies: the iterator yields a temporary proxy.
-    YAML::Node key = it->first;
-    YAML::Node value = it->second;
+  fields.reserve(map.size());
+  for (size_t i = 0; i < map.size(); ++i) {
+    YamlNode key = map.key(i);
+    YamlNode value = map.value(i);
     if (!key.IsScalar()) {
       d.Error(key, path, "map keys must be strings");
       continue;
@@ -119,12 +118,11 @@ std::vector<Field> MapEntries(const YAML::Node& map, const std::string& path, Di
   return fields;
 }
 
-std::vector<Field> ListItems(const YAML::Node& list, const std::string& path) {
+std::vector<Field> ListItems(const YamlNode& list, const std::string& path) {
   std::vector<Field> items;
   items.reserve(list.size());
-  size_t i = 0;
-  for (auto it = list.begin(); it != list.end(); ++it, ++i) {
-    YAML::Node item = *it;
+  for (size_t i = 0; i < list.size(); ++i) {
+    YamlNode item = list.item(i);
     items.push_back(Field{"", item, item, IndexPath(path, i)});
   }
   return items;
@@ -137,7 +135,7 @@ const Field* FindField(const std::vector<Field>& fields, std::string_view key) {
   return nullptr;
 }
 
-ValueKind KindOf(const YAML::Node& node) {
+ValueKind KindOf(const YamlNode& node) {
   if (!node.IsDefined() || node.IsNull()) return ValueKind::kNull;
   if (node.IsSequence()) return ValueKind::kList;
   if (node.IsMap()) return ValueKind::kMap;
@@ -269,7 +267,7 @@ class JsonConverter {
  public:
   explicit JsonConverter(Diagnostics* d) : d_(d) {}
 
-  std::optional<nlohmann::json> Convert(const YAML::Node& node, const std::string& path,
+  std::optional<nlohmann::json> Convert(const YamlNode& node, const std::string& path,
                                         int depth) {
     if (aborted_) return std::nullopt;
     if (depth >= kMaxJsonDepth) {
@@ -286,9 +284,8 @@ class JsonConverter {
     if (node.IsSequence()) {
       nlohmann::json out = nlohmann::json::array();
       bool ok = true;
-      size_t i = 0;
-      for (auto it = node.begin(); it != node.end(); ++it, ++i) {
-        std::optional<nlohmann::json> item = Convert(*it, IndexPath(path, i), depth + 1);
+      for (size_t i = 0; i < node.size(); ++i) {
+        std::optional<nlohmann::json> item = Convert(node.item(i), IndexPath(path, i), depth + 1);
         if (aborted_) return std::nullopt;
         if (!item) ok = false;
         if (ok) out.push_back(std::move(*item));
@@ -314,14 +311,14 @@ class JsonConverter {
   }
 
  private:
-  std::optional<nlohmann::json> ConvertMap(const YAML::Node& node, const std::string& path,
+  std::optional<nlohmann::json> ConvertMap(const YamlNode& node, const std::string& path,
                                            int depth) {
     nlohmann::json out = nlohmann::json::object();
     std::vector<std::string> explicit_keys;
     bool ok = true;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      YAML::Node key = it->first;
-      YAML::Node value = it->second;
+    for (size_t i = 0; i < node.size(); ++i) {
+      YamlNode key = node.key(i);
+      YamlNode value = node.value(i);
       if (!key.IsScalar()) {
         Report(key, path, "map keys must be strings");
         ok = false;
@@ -352,18 +349,18 @@ class JsonConverter {
     return out;
   }
 
-  bool Merge(const YAML::Node& value, const std::string& path, int depth, nlohmann::json* out) {
-    std::vector<YAML::Node> sources;
+  bool Merge(const YamlNode& value, const std::string& path, int depth, nlohmann::json* out) {
+    std::vector<YamlNode> sources;
     if (value.IsMap()) {
       sources.push_back(value);
     } else if (value.IsSequence()) {
-      for (auto it = value.begin(); it != value.end(); ++it) sources.push_back(*it);
+      for (size_t i = 0; i < value.size(); ++i) sources.push_back(value.item(i));
     }
     if (sources.empty() && !value.IsSequence()) {
       Report(value, path, "a merge key (<<) needs a map or a list of maps");
       return false;
     }
-    for (const YAML::Node& source : sources) {
+    for (const YamlNode& source : sources) {
       if (!source.IsMap()) {
         Report(source, path, "a merge key (<<) needs a map or a list of maps");
         return false;
@@ -377,11 +374,11 @@ class JsonConverter {
     return true;
   }
 
-  void Report(const YAML::Node& at, const std::string& path, std::string message) {
+  void Report(const YamlNode& at, const std::string& path, std::string message) {
     if (d_ != nullptr) d_->Error(at, path, std::move(message));
   }
 
-  std::nullopt_t Abort(const YAML::Node& at, const std::string& path, std::string message) {
+  std::nullopt_t Abort(const YamlNode& at, const std::string& path, std::string message) {
     Report(at, path, std::move(message));
     aborted_ = true;
     return std::nullopt;
@@ -394,7 +391,7 @@ class JsonConverter {
 
 }  // namespace
 
-nlohmann::json YamlToJson(const YAML::Node& node) {
+nlohmann::json YamlToJson(const YamlNode& node) {
   JsonConverter converter(nullptr);
   std::optional<nlohmann::json> out = converter.Convert(node, "", 0);
   if (!out) return nlohmann::json(nlohmann::json::value_t::discarded);
@@ -425,28 +422,28 @@ bool ReadWholeFile(const std::string& path, Diagnostics& d, std::string* out) {
   return true;
 }
 
-std::optional<YAML::Node> LoadDocument(std::string_view text, Diagnostics& d) {
+std::optional<YamlDocument> LoadDocument(std::string_view text, Diagnostics& d) {
   std::optional<std::string> substituted = SubstituteEnv(text, d.file(), ProcessEnv(), &d.errors());
   if (!substituted) return std::nullopt;
-  YAML::Node root;
-  try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(*substituted);
-    for (size_t i = 1; i < docs.size(); ++i) {
-      if (docs[i].IsNull()) continue;  // a stray `---` before the end is harmless
-      d.Error(docs[i], "", "multiple YAML documents in one file are not supported");
-      return std::nullopt;
-    }
-    if (!docs.empty()) root = docs[0];
-  } catch (const YAML::Exception& e) {
+  std::string error;
+  YamlMark error_mark;
+  std::optional<std::vector<YamlDocument>> docs =
+      YamlDocument::ParseAll(*substituted, &error, &error_mark);
+  if (!docs) {
     SourceLoc loc{d.file(), 0, 0};
-    if (!e.mark.is_null()) loc = SourceLoc{d.file(), e.mark.line + 1, e.mark.column + 1};
-    d.Error(loc, "", "invalid YAML: " + e.msg);
-    return std::nullopt;
-  } catch (const std::exception& e) {
-    d.Error(SourceLoc{d.file(), 0, 0}, "", std::string("invalid YAML: ") + e.what());
+    if (error_mark.line >= 0) loc = SourceLoc{d.file(), error_mark.line + 1, error_mark.column + 1};
+    d.Error(loc, "", "invalid YAML: " + error);
     return std::nullopt;
   }
-  if (root.IsNull() || root.IsMap()) return root;
+  for (size_t i = 1; i < docs->size(); ++i) {
+    YamlNode extra = (*docs)[i].root();
+    if (extra.IsNull()) continue;  // a stray `---` before the end is harmless
+    d.Error(extra, "", "multiple YAML documents in one file are not supported");
+    return std::nullopt;
+  }
+  if (docs->empty()) return YamlDocument();
+  YamlNode root = docs->front().root();
+  if (root.IsNull() || root.IsMap()) return std::move(docs->front());
   d.Error(root, "", std::string("top level must be a map, got ") + KindName(KindOf(root)));
   return std::nullopt;
 }

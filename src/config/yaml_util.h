@@ -5,7 +5,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <initializer_list>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "config/specs.h"
+#include "config/yaml_tree.h"
 
 namespace turnpike::config {
 
@@ -27,10 +27,10 @@ class Diagnostics {
   const std::string& file() const { return file_; }
 
   // Position of `node` (1-based); 0:0 when the node carries no position.
-  SourceLoc Loc(const YAML::Node& node) const;
+  SourceLoc Loc(const YamlNode& node) const;
 
-  void Error(const YAML::Node& at, std::string path, std::string message);
-  void Warning(const YAML::Node& at, std::string path, std::string message);
+  void Error(const YamlNode& at, std::string path, std::string message);
+  void Warning(const YamlNode& at, std::string path, std::string message);
   void Error(SourceLoc loc, std::string path, std::string message);
 
   bool has_errors() const { return !errors_.empty(); }
@@ -55,20 +55,20 @@ std::string IndexPath(const std::string& parent, size_t index);
 // One value inside a map or list, with what is needed to report problems about it.
 struct Field {
   std::string key;      // map key; "" for list items
-  YAML::Node key_node;  // the key (list items: the item itself)
-  YAML::Node value;
+  YamlNode key_node;  // the key (list items: the item itself)
+  YamlNode value;
   std::string path;  // full YAML path of the value
 
   // The node to point at in messages: the key when the value is null (yaml-cpp places
   // empty values at the following token).
-  const YAML::Node& at() const { return value.IsNull() ? key_node : value; }
+  const YamlNode& at() const { return value.IsNull() ? key_node : value; }
 };
 
 // The entries of a YAML map in file order. Reports non-scalar and duplicate keys as errors
 // (duplicates are dropped). REQUIRES: map.IsMap().
-std::vector<Field> MapEntries(const YAML::Node& map, const std::string& path, Diagnostics& d);
+std::vector<Field> MapEntries(const YamlNode& map, const std::string& path, Diagnostics& d);
 // The items of a YAML list. REQUIRES: list.IsSequence().
-std::vector<Field> ListItems(const YAML::Node& list, const std::string& path);
+std::vector<Field> ListItems(const YamlNode& list, const std::string& path);
 // The field named `key`, or nullptr.
 const Field* FindField(const std::vector<Field>& fields, std::string_view key);
 
@@ -76,7 +76,7 @@ const Field* FindField(const std::vector<Field>& fields, std::string_view key);
 // scalars resolve as APISIX's loader (lyaml) resolves them: see ResolvePlainScalar in
 // yaml_scalar.h (yes/no/on/off booleans, 0755 octal, 0x1F, 1_000, 1:30 sexagesimal, ...).
 enum class ValueKind { kNull, kBool, kInt, kNumber, kString, kList, kMap };
-ValueKind KindOf(const YAML::Node& node);
+ValueKind KindOf(const YamlNode& node);
 const char* KindName(ValueKind kind);
 
 // Typed reads. Each returns nullopt and records an error at field.path when the value has
@@ -107,7 +107,7 @@ inline constexpr size_t kMaxJsonValues = 1000000;
 // merges and explicit keys win). A repeated key keeps its last value. Returns a discarded
 // value (`is_discarded()`) when a map key is not a scalar, or nesting exceeds kMaxJsonDepth
 // (e.g. a recursive alias), or more than kMaxJsonValues values would be produced.
-nlohmann::json YamlToJson(const YAML::Node& node);
+nlohmann::json YamlToJson(const YamlNode& node);
 // The same conversion for a field, reporting each problem at its position and YAML path
 // (e.g. "routes[0].plugins.p.a[2]"); a repeated key is an error here, as in MapEntries.
 // Returns nullopt after recording the errors.
@@ -117,9 +117,9 @@ std::optional<nlohmann::json> ReadJson(const Field& f, Diagnostics& d);
 bool ReadWholeFile(const std::string& path, Diagnostics& d, std::string* out);
 
 // Applies ${{VAR}} substitution (process environment) and parses the text as YAML. The top
-// level must be a map or empty (an empty document yields a Null node); a second, non-empty
+// level must be a map or empty (an empty document yields an undefined root); a second, non-empty
 // document (after `---`) is an error. On failure returns
 // nullopt after recording a file-level error.
-std::optional<YAML::Node> LoadDocument(std::string_view text, Diagnostics& d);
+std::optional<YamlDocument> LoadDocument(std::string_view text, Diagnostics& d);
 
 }  // namespace turnpike::config

@@ -1,12 +1,16 @@
 // Helpers shared by the config tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/specs.h"
+#include "config/yaml_tree.h"
 
 namespace turnpike::config::testing {
 
@@ -41,6 +45,20 @@ inline std::vector<std::string> Strings(const std::vector<ConfigError>& errors) 
   std::vector<std::string> out;
   for (const ConfigError& e : errors) out.push_back(e.ToString());
   return out;
+}
+
+// Parses `text` as YAML and returns the first document's root. The document is kept for the
+// rest of the test program, so the handle stays valid.
+inline YamlNode LoadYaml(const std::string& text) {
+  static std::deque<YamlDocument> documents;
+  std::string error;
+  std::optional<YamlDocument> doc = YamlDocument::Parse(text, &error);
+  if (!doc) {
+    ADD_FAILURE() << "invalid YAML in test: " << error;
+    return YamlNode();
+  }
+  documents.push_back(std::move(*doc));
+  return documents.back().root();
 }
 
 }  // namespace turnpike::config::testing

@@ -13,7 +13,7 @@ using testing::Strings;
 using Lines = std::vector<std::string>;
 using Json = nlohmann::json;
 
-Json Convert(const std::string& yaml) { return YamlToJson(YAML::Load(yaml)); }
+Json Convert(const std::string& yaml) { return YamlToJson(testing::LoadYaml(yaml)); }
 
 TEST(YamlToJsonTest, ScalarsKeepTheirYamlType) {
   Json j = Convert(R"(
@@ -89,7 +89,7 @@ copy: *b
   EXPECT_EQ(Convert("[1, 2]"), Json::parse("[1, 2]"));
   EXPECT_EQ(Convert("just text"), "just text");
   EXPECT_TRUE(Convert("").is_null());
-  EXPECT_TRUE(YamlToJson(YAML::Node()).is_null());
+  EXPECT_TRUE(YamlToJson(YamlNode()).is_null());
 }
 
 TEST(YamlToJsonTest, MergeKeysLikeLyaml) {
@@ -139,7 +139,7 @@ TEST(YamlToJsonTest, InfinityAndNanAreNumbers) {
 }
 
 TEST(ReadJsonTest, ReportsProblemsWithPositionsAndPaths) {
-  YAML::Node root = YAML::Load(R"(conf:
+  YamlNode root = testing::LoadYaml(R"(conf:
   a: 1
   nested:
     list:
@@ -157,14 +157,14 @@ TEST(ReadJsonTest, ReportsProblemsWithPositionsAndPaths) {
                 "t.yaml:7:7: p.conf[\"<<\"]: a merge key (<<) needs a map or a list of maps",
             }));
 
-  YAML::Node cyclic = YAML::Load("conf: &x {a: [*x]}\n");
+  YamlNode cyclic = testing::LoadYaml("conf: &x {a: [*x]}\n");
   Diagnostics d2("t.yaml");
   std::vector<Field> f2 = MapEntries(cyclic, "", d2);
   EXPECT_EQ(ReadJson(f2[0], d2), std::nullopt);
   ASSERT_EQ(d2.errors().size(), 1u);
   EXPECT_EQ(d2.errors()[0].message, "nested more than 256 levels deep (a recursive alias?)");
 
-  YAML::Node fine = YAML::Load("conf: {a: [1, {b: c}]}\n");
+  YamlNode fine = testing::LoadYaml("conf: {a: [1, {b: c}]}\n");
   Diagnostics d3("t.yaml");
   std::vector<Field> f3 = MapEntries(fine, "", d3);
   EXPECT_EQ(ReadJson(f3[0], d3), Json::parse(R"({"a": [1, {"b": "c"}]})"));

@@ -27,7 +27,7 @@ TEST(YamlPathTest, ChildAndIndexPaths) {
 }
 
 TEST(ValueKindTest, QuotingDecidesTheType) {
-  YAML::Node n = YAML::Load(
+  YamlNode n = testing::LoadYaml(
       "a: 1\nb: '1'\nc: true\nd: \"true\"\ne: 1.5\nf: -2e3\ng: ~\nh:\ni: abc\nj: [1]\n"
       "k: {x: 1}\nl: yes\nm: 99999999999999999999\nn: !!str 7\no: .5\np: 1.2.3\n");
   auto kind = [&](const char* key) { return KindName(KindOf(n[key])); };
@@ -50,7 +50,7 @@ TEST(ValueKindTest, QuotingDecidesTheType) {
 }
 
 TEST(TypedReadTest, ReportsTypeAndRangeErrors) {
-  YAML::Node root = YAML::Load("a: x\nb: 0\nc: 0\nd: 7\ne: on\n");
+  YamlNode root = testing::LoadYaml("a: x\nb: 0\nc: 0\nd: 7\ne: on\n");
   Diagnostics d("t.yaml");
   std::vector<Field> f = MapEntries(root, "s", d);
   ASSERT_EQ(f.size(), 5u);
@@ -70,7 +70,7 @@ TEST(TypedReadTest, ReportsTypeAndRangeErrors) {
 }
 
 TEST(TypedReadTest, PlainScalarsResolveAsLyaml) {
-  YAML::Node root = YAML::Load("a: 0x10\nb: 1_000\nc: 010\nd: .inf\ne: '0x10'\nf: 1:30\n");
+  YamlNode root = testing::LoadYaml("a: 0x10\nb: 1_000\nc: 010\nd: .inf\ne: '0x10'\nf: 1:30\n");
   Diagnostics d("t.yaml");
   std::vector<Field> f = MapEntries(root, "s", d);
   ASSERT_EQ(f.size(), 6u);
@@ -85,7 +85,7 @@ TEST(TypedReadTest, PlainScalarsResolveAsLyaml) {
 }
 
 TEST(MapEntriesTest, DuplicateKeysAreErrors) {
-  YAML::Node root = YAML::Load("a: 1\nb: 2\na: 3\n");
+  YamlNode root = testing::LoadYaml("a: 1\nb: 2\na: 3\n");
   Diagnostics d("t.yaml");
   std::vector<Field> f = MapEntries(root, "", d);
   EXPECT_EQ(f.size(), 2u);
@@ -94,7 +94,7 @@ TEST(MapEntriesTest, DuplicateKeysAreErrors) {
 }
 
 TEST(MapEntriesTest, NullValuesPointAtTheirKey) {
-  YAML::Node root = YAML::Load("a:\nb: 1\n");
+  YamlNode root = testing::LoadYaml("a:\nb: 1\n");
   Diagnostics d("t.yaml");
   std::vector<Field> f = MapEntries(root, "", d);
   ReadString(f[0], d);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,9 +43,34 @@ class PluginContext : public RequestVars {
   virtual int response_status() const = 0;
   virtual void SetResponseHeader(std::string_view name, std::string_view value) = 0;
   virtual void RemoveResponseHeader(std::string_view name) = 0;
-  // header_filter: the body will change, so Content-Length is dropped (nginx's
-  // clear_header_as_body_modified); the client gets a chunked body.
+  // header_filter: the body will change, so Content-Length is dropped and Content-Encoding,
+  // Last-Modified and ETag are removed (APISIX's clear_header_as_body_modified); the client
+  // gets a chunked body.
   virtual void MarkBodyModified() = 0;
+
+  // The members below have defaults only so that minimal test doubles keep compiling; the
+  // proxy's context implements all of them.
+
+  // header_filter: replaces the status sent to the client (later filters see the new one in
+  // response_status() and $status).
+  virtual void SetResponseStatus(int /*status*/) {}
+  // header_filter: adds a response header, keeping those of the same name (nginx's
+  // add_header; a later Set/Remove of the name replaces them all).
+  virtual void AddResponseHeader(std::string_view name, std::string_view value) {
+    SetResponseHeader(name, value);
+  }
+  // header_filter: the response header `name` (case-insensitive) as it stands: the node's
+  // header unless a plugin set or removed it. nullopt when absent (and for Turnpike's own
+  // answers, which carry no node headers). The view is valid during the phase call.
+  virtual std::optional<std::string_view> ResponseHeader(std::string_view /*name*/) {
+    return std::nullopt;
+  }
+  // Any phase: per-request state of a plugin instance, for what crosses phases (an id made in
+  // rewrite, a decision taken in header_filter, a buffered body). `key` is any address the
+  // plugin owns (`this`; `&member_` for a second slot). The string is empty at the start of
+  // every request and keeps its capacity between requests on a connection, so it costs no
+  // allocation once warm. nullptr only from contexts without per-request storage.
+  virtual std::string* RequestScratch(const void* /*key*/) { return nullptr; }
 
  protected:
   ~PluginContext() = default;

@@ -5,9 +5,11 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
 #include <exception>
 #include <istream>
 #include <streambuf>
+#include <thread>
 #include <utility>
 
 namespace turnpike::config {
@@ -74,7 +76,7 @@ void YamlNode::SetTag(std::string tag) const { n_->tag = std::move(tag); }
 // slice is contiguous. Slices are addressed by offset until the end, since the array grows.
 class YamlTreeBuilder : public YAML::EventHandler {
  public:
-  explicit YamlTreeBuilder(YamlDocument* doc) : doc_(doc) {}
+  YamlTreeBuilder(YamlDocument* doc, int line_offset) : doc_(doc), line_offset_(line_offset) {}
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
@@ -124,6 +126,7 @@ class YamlTreeBuilder : public YAML::EventHandler {
     NodeData& n = doc_->nodes_.emplace_back();
     n.type = type;
     n.mark = ToMark(mark);
+    if (n.mark.line >= 0) n.mark.line += line_offset_;
     if (anchor != YAML::NullAnchor) {
       if (anchors_.size() <= anchor) anchors_.resize(anchor + 1, nullptr);
       anchors_[anchor] = &n;
@@ -157,6 +160,7 @@ class YamlTreeBuilder : public YAML::EventHandler {
   }
 
   YamlDocument* doc_;
+  int line_offset_;
   NodeData* root_ = nullptr;
   std::vector<NodeData*> anchors_;  // by yaml-cpp anchor id (per document, from 1)
   std::vector<std::pair<NodeData*, size_t>> open_;
@@ -166,6 +170,13 @@ class YamlTreeBuilder : public YAML::EventHandler {
 std::optional<std::vector<YamlDocument>> YamlDocument::ParseAll(std::string_view text,
                                                                 std::string* error,
                                                                 YamlMark* error_mark) {
+  return ParseAllAt(text, 0, error, error_mark);
+}
+
+std::optional<std::vector<YamlDocument>> YamlDocument::ParseAllAt(std::string_view text,
+                                                                  int line_offset,
+                                                                  std::string* error,
+                                                                  YamlMark* error_mark) {
   std::vector<YamlDocument> docs;
   try {
     ViewBuf buf(text);
@@ -173,7 +184,7 @@ std::optional<std::vector<YamlDocument>> YamlDocument::ParseAll(std::string_view
     YAML::Parser parser(in);
     while (true) {
       YamlDocument doc;
-      YamlTreeBuilder builder(&doc);
+      YamlTreeBuilder builder(&doc, line_offset);
       if (!parser.HandleNextDocument(builder)) break;
       builder.Finish();
       doc.root_ = builder.root();
@@ -181,7 +192,10 @@ std::optional<std::vector<YamlDocument>> YamlDocument::ParseAll(std::string_view
     }
   } catch (const YAML::Exception& e) {
     if (error != nullptr) *error = e.msg;
-    if (error_mark != nullptr) *error_mark = e.mark.is_null() ? YamlMark{} : ToMark(e.mark);
+    if (error_mark != nullptr) {
+      *error_mark = e.mark.is_null() ? YamlMark{} : ToMark(e.mark);
+      if (error_mark->line >= 0) error_mark->line += line_offset;
+    }
     return std::nullopt;
   } catch (const std::exception& e) {
     if (error != nullptr) *error = e.what();
@@ -197,6 +211,214 @@ std::optional<YamlDocument> YamlDocument::Parse(std::string_view text, std::stri
   if (!docs) return std::nullopt;
   if (docs->empty()) return YamlDocument();
   return std::move(docs->front());
+}
+
+namespace {
+
+// Below this size one thread parses faster than the split's bookkeeping pays for.
+constexpr size_t kMinSplitBytes = 256 * 1024;
+constexpr size_t kMinPieceBytes = 64 * 1024;
+
+struct Line {
+  size_t begin;  // offset of the first byte
+  size_t end;    // offset of the '\n' (or the text's end)
+};
+
+size_t Indent(std::string_view text, const Line& l) {
+  size_t i = l.begin;
+  while (i < l.end && text[i] == ' ') ++i;
+  return i - l.begin;
+}
+
+// Blank or comment-only.
+bool IsQuiet(std::string_view text, const Line& l) {
+  size_t i = l.begin + Indent(text, l);
+  return i >= l.end || text[i] == '#' || text[i] == '\r';
+}
+
+// `- ` / `-` at column `indent`: a block sequence item.
+bool IsItem(std::string_view text, const Line& l, size_t indent) {
+  size_t i = l.begin + indent;
+  if (i >= l.end || text[i] != '-') return false;
+  return i + 1 >= l.end || text[i + 1] == ' ' || text[i + 1] == '\r';
+}
+
+// `key:` at column 0 with nothing after the colon but spaces or a comment: returns the key.
+std::optional<std::string_view> BlockKey(std::string_view text, const Line& l) {
+  size_t i = l.begin;
+  while (i < l.end) {
+    char c = text[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-';
+    if (!ok) break;
+    ++i;
+  }
+  if (i == l.begin || i >= l.end || text[i] != ':' || text[l.begin] == '-') return std::nullopt;
+  std::string_view key = text.substr(l.begin, i - l.begin);
+  for (++i; i < l.end; ++i) {
+    if (text[i] == '#') break;
+    if (text[i] != ' ' && text[i] != '\r') return std::nullopt;
+  }
+  return key;
+}
+
+// Anything whose meaning could reach across a cut: anchors, aliases and tags (at the start
+// of a token), directives and document markers. Conservative: a quoted `a *b` counts too.
+bool HasCrossReferences(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c != '&' && c != '*' && c != '!' && c != '%' && c != '.') continue;
+    char prev = i == 0 ? '\n' : text[i - 1];
+    if (c == '%' || c == '.') {
+      if (prev == '\n' && (c == '%' || text.substr(i, 3) == "...")) return true;
+      continue;
+    }
+    if (prev == ' ' || prev == '\n' || prev == '\t' || prev == '[' || prev == '{' ||
+        prev == ',') {
+      return true;
+    }
+  }
+  for (size_t at = text.find("---"); at != std::string_view::npos; at = text.find("---", at + 3)) {
+    if (at == 0 || text[at - 1] == '\n') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<YamlDocument> YamlDocument::ParseSplit(std::string_view text, int threads) {
+  if (threads < 2 || text.size() < kMinSplitBytes || HasCrossReferences(text)) {
+    return std::nullopt;
+  }
+  std::vector<Line> lines;
+  lines.reserve(text.size() / 16);
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back({begin, end});
+    begin = end + 1;
+  }
+
+  // The largest top-level block sequence: [first_line, end_line) with its item lines.
+  struct Region {
+    std::string_view key;
+    size_t first_line = 0, end_line = 0;
+    std::vector<size_t> items;  // line indexes of the items
+  };
+  Region best;
+  size_t best_bytes = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::optional<std::string_view> key = BlockKey(text, lines[i]);
+    if (!key) continue;
+    size_t j = i + 1;
+    while (j < lines.size() && IsQuiet(text, lines[j])) ++j;
+    if (j >= lines.size()) break;
+    size_t indent = Indent(text, lines[j]);
+    if (!IsItem(text, lines[j], indent)) continue;
+    Region r;
+    r.key = *key;
+    r.first_line = j;
+    size_t k = j;
+    for (; k < lines.size(); ++k) {
+      if (IsQuiet(text, lines[k])) continue;
+      size_t in = Indent(text, lines[k]);
+      if (in > indent) continue;
+      if (in < indent || !IsItem(text, lines[k], indent)) break;
+      r.items.push_back(k);
+    }
+    r.end_line = k;
+    size_t end = k < lines.size() ? lines[k].begin : text.size();
+    if (end - lines[j].begin > best_bytes) {
+      best_bytes = end - lines[j].begin;
+      best = std::move(r);
+    }
+    i = k - 1;
+  }
+  if (best_bytes < kMinSplitBytes / 2) return std::nullopt;
+
+  // Cut the region into pieces of similar size, at item lines.
+  size_t region_begin = lines[best.first_line].begin;
+  size_t region_end = best.end_line < lines.size() ? lines[best.end_line].begin : text.size();
+  size_t pieces = std::min<size_t>(static_cast<size_t>(threads), best_bytes / kMinPieceBytes);
+  if (pieces < 2) return std::nullopt;
+  std::vector<size_t> cuts{best.first_line};  // first line of each piece
+  for (size_t item : best.items) {
+    size_t want = region_begin + best_bytes * cuts.size() / pieces;
+    if (cuts.size() < pieces && lines[item].begin >= want && item != cuts.back()) {
+      cuts.push_back(item);
+    }
+  }
+
+  struct Piece {
+    std::string_view text;
+    int line = 0;
+    std::optional<std::vector<YamlDocument>> docs;
+  };
+  std::vector<Piece> parts(cuts.size());
+  for (size_t p = 0; p < cuts.size(); ++p) {
+    size_t begin = lines[cuts[p]].begin;
+    size_t end = p + 1 < cuts.size() ? lines[cuts[p + 1]].begin : region_end;
+    parts[p].text = text.substr(begin, end - begin);
+    parts[p].line = static_cast<int>(cuts[p]);
+  }
+  std::vector<std::thread> pool;
+  for (size_t p = 1; p < parts.size(); ++p) {
+    pool.emplace_back([&piece = parts[p]] {
+      piece.docs = ParseAllAt(piece.text, piece.line, nullptr, nullptr);
+    });
+  }
+  // Meanwhile: the first piece and the rest of the document, with the region cut out.
+  parts[0].docs = ParseAllAt(parts[0].text, parts[0].line, nullptr, nullptr);
+  std::string skeleton_text;
+  skeleton_text.reserve(text.size() - (region_end - region_begin));
+  skeleton_text.append(text.substr(0, region_begin));
+  skeleton_text.append(text.substr(region_end));
+  std::optional<std::vector<YamlDocument>> skeleton =
+      ParseAllAt(skeleton_text, 0, nullptr, nullptr);
+  for (std::thread& t : pool) t.join();
+
+  if (!skeleton || skeleton->size() != 1) return std::nullopt;
+  YamlDocument doc = std::move(skeleton->front());
+  // Lines after the cut moved up by the region's length.
+  int removed = static_cast<int>(best.end_line - best.first_line);
+  for (NodeData& n : doc.nodes_) {
+    if (n.mark.line >= static_cast<int>(best.first_line)) n.mark.line += removed;
+  }
+  NodeData* root = doc.root_;
+  if (root == nullptr || root->type != Type::kMap) return std::nullopt;
+  size_t slot = 0;  // index in doc.kids_ of the region key's (empty) value
+  int found = 0;
+  for (uint32_t i = 0; i + 1 < root->kid_count; i += 2) {
+    NodeData* key = root->kids[i];
+    if (key->type == Type::kScalar && key->scalar == best.key) {
+      ++found;
+      slot = root->kids_begin + i + 1;
+    }
+  }
+  if (found != 1 || doc.kids_[slot]->type != Type::kNull) return std::nullopt;
+
+  NodeData& seq = doc.nodes_.emplace_back();
+  seq.type = Type::kSequence;
+  seq.kids_begin = static_cast<uint32_t>(doc.kids_.size());
+  for (Piece& piece : parts) {
+    if (!piece.docs || piece.docs->size() != 1) return std::nullopt;
+    YamlDocument& part = piece.docs->front();
+    NodeData* list = part.root_;
+    if (list == nullptr || list->type != Type::kSequence) return std::nullopt;
+    if (&piece == &parts.front()) {
+      seq.mark = list->mark;
+      seq.tag = list->tag;
+    }
+    doc.kids_.insert(doc.kids_.end(), list->kids, list->kids + list->kid_count);
+    seq.kid_count += list->kid_count;
+    doc.parts_.push_back(std::move(part));
+  }
+  doc.kids_[slot] = &seq;
+  NodeData* const* base = doc.kids_.data();
+  for (NodeData& n : doc.nodes_) {
+    if (n.type == Type::kSequence || n.type == Type::kMap) n.kids = base + n.kids_begin;
+  }
+  return doc;
 }
 
 }  // namespace turnpike::config

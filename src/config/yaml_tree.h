@@ -98,6 +98,15 @@ class YamlDocument {
   static std::optional<YamlDocument> Parse(std::string_view text, std::string* error = nullptr,
                                            YamlMark* error_mark = nullptr);
 
+  // The same tree as Parse, built faster for large documents of one common shape: a block
+  // map at the top holding a long block sequence (an apisix.yaml's `routes:`). The sequence
+  // is cut at item boundaries and the pieces are parsed on up to `threads` threads, the rest
+  // of the document on the calling thread; positions are those of the whole text. Returns
+  // nullopt whenever the text is not plainly of that shape (anchors, aliases, tags,
+  // directives, several documents, small input...) or any piece fails to parse: the caller
+  // then parses the whole text with ParseAll, which also reports any error.
+  static std::optional<YamlDocument> ParseSplit(std::string_view text, int threads);
+
   YamlDocument() = default;
   YamlDocument(YamlDocument&&) = default;
   YamlDocument& operator=(YamlDocument&&) = default;
@@ -109,6 +118,11 @@ class YamlDocument {
   std::deque<yaml_tree_internal::NodeData> nodes_;
   std::vector<yaml_tree_internal::NodeData*> kids_;
   yaml_tree_internal::NodeData* root_ = nullptr;
+  std::vector<YamlDocument> parts_;  // ParseSplit: documents owning the sequence's items
+
+  static std::optional<std::vector<YamlDocument>> ParseAllAt(std::string_view text,
+                                                             int line_offset, std::string* error,
+                                                             YamlMark* error_mark);
 };
 
 }  // namespace turnpike::config

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <thread>
 
 #include "config/env_subst.h"
 #include "config/yaml_scalar.h"
@@ -425,6 +426,13 @@ bool ReadWholeFile(const std::string& path, Diagnostics& d, std::string* out) {
 std::optional<YamlDocument> LoadDocument(std::string_view text, Diagnostics& d) {
   std::optional<std::string> substituted = SubstituteEnv(text, d.file(), ProcessEnv(), &d.errors());
   if (!substituted) return std::nullopt;
+  // A large apisix.yaml is parsed in pieces on several threads (yaml-cpp's scanner is most of
+  // a reload's cost); anything unusual, including every error, goes through the whole-text
+  // parse below.
+  int threads = static_cast<int>(std::min(std::thread::hardware_concurrency(), 8u));
+  if (std::optional<YamlDocument> split = YamlDocument::ParseSplit(*substituted, threads)) {
+    return split;
+  }
   std::string error;
   YamlMark error_mark;
   std::optional<std::vector<YamlDocument>> docs =

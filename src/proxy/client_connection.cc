@@ -421,7 +421,10 @@ void ClientConnection::SendLocal(int status, std::string_view body,
   resp_status_ = status;
   if (!req_body_done_ && !SkipRequestBody()) keep_alive_ = false;
   if (worker_->draining()) keep_alive_ = false;
-  if (phases_ran_) RunHeaderFilters(status);
+  if (phases_ran_) {
+    RunHeaderFilters(status);
+    status = resp_status_;  // a filter may have replaced it
+  }
   // Body filters see local answers too (APISIX runs them on its own exits).
   if (phases_ran_ && body_filters_active()) {
     filtered_.clear();

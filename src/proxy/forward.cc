@@ -417,15 +417,19 @@ void ClientConnection::EncodeResponseHead() {
   const http::ResponseHead& r = up_->head();
   resp_status_ = r.status;
   bool no_body = http::ResponseHasNoBody(r.status, req_.method == base::Method::kHead);
-  if (phases_ran_) RunHeaderFilters(r.status);
+  if (phases_ran_) {
+    ctx_.SetUpstreamResponseHeaders(&r.headers);
+    RunHeaderFilters(r.status);  // may replace resp_status_
+  }
   bool body_modified = phases_ran_ && ctx_.body_modified() && !no_body;
   const HeaderEdits& edits = ctx_.response_edits();
   bool edited = phases_ran_ && !edits.empty();
   out_.clear();
   out_.append("HTTP/1.1 ");
-  base::AppendDecimal(&out_, static_cast<uint64_t>(r.status));
+  base::AppendDecimal(&out_, static_cast<uint64_t>(resp_status_));
   out_.push_back(' ');
-  out_.append(r.reason.empty() ? http::ReasonPhrase(r.status) : r.reason);
+  out_.append(r.reason.empty() || resp_status_ != r.status ? http::ReasonPhrase(resp_status_)
+                                                           : r.reason);
   out_.append(kCrlf);
   out_.append(worker_->server_header());
   for (const http::Header& h : r.headers) {

@@ -56,6 +56,7 @@ void ClientConnection::RunHeaderFilters(int status) {
     p.HeaderFilter(ctx_);
     return false;
   });
+  resp_status_ = ctx_.response_status();  // SetResponseStatus may have replaced it
 }
 
 bool ClientConnection::body_filters_active() const {

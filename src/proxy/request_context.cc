@@ -6,6 +6,12 @@
 #include "proxy/snapshot.h"
 
 namespace turnpike::proxy {
+namespace {
+
+// RequestScratch capacity kept between requests; larger buffers are freed.
+constexpr size_t kMaxKeptScratch = 1 << 20;
+
+}  // namespace
 
 void RequestContext::Begin(const ConnectionInfo* conn, const http::RequestHead* req,
                            std::string_view uri, std::string_view host,
@@ -24,6 +30,45 @@ void RequestContext::Begin(const ConnectionInfo* conn, const http::RequestHead* 
   responded_ = false;
   respond_status_ = 0;
   body_modified_ = false;
+  upstream_response_headers_ = nullptr;
+  // A slot that once buffered a large body gives its memory back rather than pinning it to
+  // the connection for good.
+  for (size_t i = 0; i < scratch_count_; ++i) {
+    if (scratch_[i].second.capacity() > kMaxKeptScratch) std::string().swap(scratch_[i].second);
+  }
+  scratch_count_ = 0;
+}
+
+void RequestContext::MarkBodyModified() {
+  body_modified_ = true;
+  // What described the node's body no longer does (a compressed body is replaced whole).
+  response_edits_.Remove("Content-Encoding");
+  response_edits_.Remove("Last-Modified");
+  response_edits_.Remove("ETag");
+}
+
+std::optional<std::string_view> RequestContext::ResponseHeader(std::string_view name) {
+  if (std::optional<const std::string*> edited = response_edits_.Decides(name)) {
+    if (*edited == nullptr) return std::nullopt;
+    return std::string_view(**edited);
+  }
+  if (upstream_response_headers_ != nullptr) {
+    for (const http::Header& h : *upstream_response_headers_) {
+      if (base::EqualsIgnoreCase(h.name, name)) return h.value;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string* RequestContext::RequestScratch(const void* key) {
+  for (size_t i = 0; i < scratch_count_; ++i) {
+    if (scratch_[i].first == key) return &scratch_[i].second;
+  }
+  if (scratch_count_ == scratch_.size()) scratch_.emplace_back();
+  auto& slot = scratch_[scratch_count_++];
+  slot.first = key;
+  slot.second.clear();
+  return &slot.second;
 }
 
 void RequestContext::Respond(int status, std::string_view body) {
@@ -32,26 +77,42 @@ void RequestContext::Respond(int status, std::string_view body) {
   respond_body_.assign(body);
 }
 
-void HeaderEdits::Push(std::string_view name, std::string_view value, bool remove) {
+void HeaderEdits::Push(std::string_view name, std::string_view value, bool remove,
+                       bool append) {
   if (count_ == edits_.size()) edits_.emplace_back();
   HeaderEdit& e = edits_[count_++];
   e.name.assign(name);
   e.value.assign(value);
   e.remove = remove;
+  e.append = append;
 }
 
 bool HeaderEdits::Touches(std::string_view name) const {
   for (size_t i = 0; i < count_; ++i) {
-    if (base::EqualsIgnoreCase(edits_[i].name, name)) return true;
+    if (!edits_[i].append && base::EqualsIgnoreCase(edits_[i].name, name)) return true;
   }
   return false;
 }
 
 bool HeaderEdits::IsLastFor(size_t i) const {
   for (size_t j = i + 1; j < count_; ++j) {
-    if (base::EqualsIgnoreCase(edits_[j].name, edits_[i].name)) return false;
+    if (!edits_[j].append && base::EqualsIgnoreCase(edits_[j].name, edits_[i].name)) {
+      return false;
+    }
   }
   return true;
+}
+
+std::optional<const std::string*> HeaderEdits::Decides(std::string_view name) const {
+  for (size_t i = count_; i-- > 0;) {
+    const HeaderEdit& e = edits_[i];
+    if (!base::EqualsIgnoreCase(e.name, name)) continue;
+    if (e.remove) return nullptr;
+    // The newest value wins for a Set; for an Add it is one of the values, which is what a
+    // single-value lookup can report.
+    return &e.value;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string_view> RequestContext::Header(std::string_view lower_name) const {

@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "http/message.h"
@@ -35,6 +36,7 @@ struct HeaderEdit {
   std::string name;
   std::string value;
   bool remove = false;
+  bool append = false;  // add_header: keeps the original and earlier values of the name
 };
 
 // Edits with storage reused between requests (no allocation once warm).
@@ -43,19 +45,25 @@ class HeaderEdits {
   void Clear() { count_ = 0; }
   void Set(std::string_view name, std::string_view value) { Push(name, value, false); }
   void Remove(std::string_view name) { Push(name, {}, true); }
+  void Add(std::string_view name, std::string_view value) { Push(name, value, false, true); }
   bool empty() const { return count_ == 0; }
-  // True when some edit names `name` (the original header is then replaced or dropped).
+  // True when some Set/Remove names `name` (the original header is then replaced or
+  // dropped; Add keeps it).
   bool Touches(std::string_view name) const;
-  // Calls fn(name, value) for the headers the edits add (last Set per name).
+  // Calls fn(name, value) for the headers the edits add: every Set or Add not followed by a
+  // Set/Remove of the same name.
   template <typename Fn>
   void ForEachSet(Fn&& fn) const {
     for (size_t i = 0; i < count_; ++i) {
       if (!edits_[i].remove && IsLastFor(i)) fn(edits_[i].name, edits_[i].value);
     }
   }
+  // What the newest edit of `name` says: nullopt when no edit names it, nullptr when it is a
+  // Remove, else the value it set or added.
+  std::optional<const std::string*> Decides(std::string_view name) const;
 
  private:
-  void Push(std::string_view name, std::string_view value, bool remove);
+  void Push(std::string_view name, std::string_view value, bool remove, bool append = false);
   bool IsLastFor(size_t i) const;
   std::vector<HeaderEdit> edits_;
   size_t count_ = 0;
@@ -84,7 +92,19 @@ class RequestContext final : public PluginContext {
     response_edits_.Set(name, value);
   }
   void RemoveResponseHeader(std::string_view name) override { response_edits_.Remove(name); }
-  void MarkBodyModified() override { body_modified_ = true; }
+  void MarkBodyModified() override;
+  void SetResponseStatus(int status) override { status_ = status; }
+  void AddResponseHeader(std::string_view name, std::string_view value) override {
+    response_edits_.Add(name, value);
+  }
+  std::optional<std::string_view> ResponseHeader(std::string_view name) override;
+  std::string* RequestScratch(const void* key) override;
+
+  // The node's response headers, for ResponseHeader() (null for Turnpike's own answers).
+  // Must outlive the header_filter phase.
+  void SetUpstreamResponseHeaders(const std::vector<http::Header>* headers) {
+    upstream_response_headers_ = headers;
+  }
 
   // What the plugins asked for (read by the proxy).
   bool responded() const { return responded_; }
@@ -120,6 +140,10 @@ class RequestContext final : public PluginContext {
   int respond_status_ = 0;
   std::string respond_body_;
   bool body_modified_ = false;
+  const std::vector<http::Header>* upstream_response_headers_ = nullptr;
+  // RequestScratch slots: [0, scratch_count_) belong to the current request.
+  std::vector<std::pair<const void*, std::string>> scratch_;
+  size_t scratch_count_ = 0;
 };
 
 }  // namespace turnpike::proxy

@@ -14,6 +14,10 @@
 
 #include "config/specs.h"
 #include "core/listen_socket.h"
+#include "plugins/ip_restriction/ip_restriction.h"
+#include "plugins/request_id/request_id.h"
+#include "plugins/response_rewrite/response_rewrite.h"
+#include "proxy/plugin_registry.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
 #include "support/alloc_counter.h"
@@ -136,6 +140,96 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   constexpr int kRequests = 2000;
   uint64_t before = turnpike::testing::TotalAllocations();
   for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTrip(fd, &response_len)) << i;
+  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
+  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+
+  close(fd);
+  worker.Drain();
+  worker.Join();
+  shutdown(origin_fd, SHUT_RDWR);
+  close(origin_fd);
+  origin_thread.join();
+}
+
+// Sends one request and reads one chunked response (up to its last chunk).
+bool RoundTripChunked(int fd) {
+  static const char kRequest[] = "GET /hello HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\n\r\n";
+  if (write(fd, kRequest, sizeof(kRequest) - 1) < 0) return false;
+  char buf[4096];
+  size_t have = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+    if (n <= 0) return false;
+    have += static_cast<size_t>(n);
+    if (have >= 7 && std::memcmp(buf + have - 7, "\r\n0\r\n\r\n", 7) == 0) return true;
+    if (have == sizeof(buf)) return false;
+  }
+}
+
+config::PluginSpec Spec(const std::string& name, const char* conf) {
+  config::PluginSpec p;
+  p.name = name;
+  p.conf = nlohmann::json::parse(conf);
+  p.path = "routes[0].plugins." + name;
+  return p;
+}
+
+// The built-in plugins on the hot path: request-id (rewrite + header_filter), ip-restriction
+// (access), response-rewrite with a $var header and a body filter (header_filter +
+// body_filter, body held back and substituted, chunked reply), and a global rule.
+TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
+  StatusOr<int> origin = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+  ASSERT_TRUE(origin.ok()) << origin.status().message();
+  int origin_fd = origin.value();
+  fcntl(origin_fd, F_SETFL, fcntl(origin_fd, F_GETFL) & ~O_NONBLOCK);
+  std::thread origin_thread(ServeFixed, origin_fd);
+
+  PluginRegistry registry;
+  registry.Register(std::make_unique<plugins::request_id::RequestIdFactory>());
+  registry.Register(std::make_unique<plugins::ip_restriction::IpRestrictionFactory>());
+  registry.Register(std::make_unique<plugins::response_rewrite::ResponseRewriteFactory>());
+
+  auto gateway = std::make_shared<config::GatewayConfig>();
+  gateway->worker_processes = 1;
+  gateway->upstream_keepalive.requests = 1000000;
+  config::RoutesConfig routes;
+  config::UpstreamSpec up;
+  up.id = "1";
+  up.nodes.push_back({.host = "127.0.0.1", .port = core::LocalPort(origin_fd), .weight = 1});
+  routes.upstreams.push_back(up);
+  config::RouteSpec route;
+  route.id = "r1";
+  route.uris = {"/hello"};
+  route.upstream_id = "1";
+  route.plugins = {
+      Spec("request-id", "{}"),
+      Spec("ip-restriction", R"({"whitelist": ["127.0.0.0/8", "::1"]})"),
+      Spec("response-rewrite", R"({"vars": [["status", "==", 200]],
+          "filters": [{"regex": "hel+", "replace": "HEL", "scope": "global"}],
+          "headers": {"set": {"X-Client": "$remote_addr:$remote_port"}}})")};
+  routes.routes.push_back(route);
+  config::GlobalRuleSpec g;
+  g.id = "g";
+  g.plugins = {Spec("response-rewrite", R"({"headers": {"add": ["X-Global: $uri"]}})")};
+  routes.global_rules.push_back(g);
+  BuildReport report;
+  SnapshotConstSharedPtr snap =
+      BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry}, &report);
+  ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
+
+  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+  ASSERT_TRUE(listen.ok());
+  int port = core::LocalPort(listen.value());
+  Worker worker(0, gateway, {listen.value()});
+  worker.Start(snap);
+
+  int fd = ConnectTo(port);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(RoundTripChunked(fd)) << "warm-up " << i;
+
+  constexpr int kRequests = 2000;
+  uint64_t before = turnpike::testing::TotalAllocations();
+  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTripChunked(fd)) << i;
   uint64_t allocations = turnpike::testing::TotalAllocations() - before;
   EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
 

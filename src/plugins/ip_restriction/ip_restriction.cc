@@ -1,0 +1,32 @@
+#include "plugins/ip_restriction/ip_restriction.h"
+
+namespace turnpike::plugins::ip_restriction {
+
+IpRestrictionPlugin::IpRestrictionPlugin(Config config)
+    : config_(std::move(config)), body_(ReplyBody(config_.message)) {
+  remote_addr_.kind = VarRef::Kind::kBuiltin;
+  remote_addr_.builtin = BuiltinVar::kRemoteAddr;
+  remote_addr_.source = "remote_addr";
+}
+
+bool IpRestrictionPlugin::Allows(std::string_view ip) const {
+  // An address that does not parse matches neither list: kept out by a whitelist, let
+  // through by a blacklist (lua-resty-ipmatcher's match() is false for it too).
+  bool listed = config_.matcher.Match(ip);
+  return config_.whitelist ? listed : !listed;
+}
+
+void IpRestrictionPlugin::Access(PluginContext& ctx) const {
+  std::optional<std::string_view> ip = ctx.Get(remote_addr_);
+  if (Allows(ip.value_or(std::string_view()))) return;
+  ctx.Respond(config_.response_code, body_);
+}
+
+StatusOr<PluginConstSharedPtr> IpRestrictionFactory::Create(const nlohmann::json& conf) const {
+  StatusOr<Config> config = ParseConfig(conf);
+  if (!config.ok()) return config.status();
+  return PluginConstSharedPtr(
+      std::make_shared<IpRestrictionPlugin>(std::move(config).value()));
+}
+
+}  // namespace turnpike::plugins::ip_restriction

@@ -1,0 +1,82 @@
+#include "plugins/request_id/request_id.h"
+
+#include <chrono>
+
+#include "plugins/request_id/id_generator.h"
+
+namespace turnpike::plugins::request_id {
+namespace {
+
+uint64_t UnixMillis() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
+RequestIdPlugin::RequestIdPlugin(Config config) : config_(std::move(config)) {
+  // ngx.req.get_headers() looks names up lowercased with '_' read as '-'.
+  header_.kind = VarRef::Kind::kHeader;
+  header_.source = "http_" + config_.header_name;
+  for (char c : config_.header_name) {
+    header_.name.push_back(c == '_' ? '-' : (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c);
+  }
+}
+
+void RequestIdPlugin::Generate(std::string* out) const {
+  FastRandom& rng = FastRandom::ForThisThread();
+  switch (config_.algorithm) {
+    case Algorithm::kUuid:
+      out->resize(kUuidLength);
+      UuidV4(rng, out->data());
+      return;
+    case Algorithm::kUuidV7:
+      out->resize(kUuidLength);
+      UuidV7(rng, UnixMillis(), out->data());
+      return;
+    case Algorithm::kNanoid:
+      out->resize(kNanoidLength);
+      Nanoid(rng, out->data());
+      return;
+    case Algorithm::kRangeId:
+      out->resize(config_.length);
+      RangeId(rng, config_.char_set, config_.length, out->data());
+      return;
+    case Algorithm::kKsuid:
+      out->resize(kKsuidLength);
+      Ksuid(rng, UnixMillis() / 1000, out->data());
+      return;
+  }
+}
+
+void RequestIdPlugin::Rewrite(PluginContext& ctx) const {
+  std::string* id = ctx.RequestScratch(this);
+  std::string local;  // only for contexts without per-request storage
+  if (id == nullptr) id = &local;
+  std::optional<std::string_view> sent = ctx.Get(header_);
+  if (sent && !sent->empty()) {
+    id->assign(*sent);  // kept for the response; the request goes upstream unchanged
+    return;
+  }
+  Generate(id);
+  ctx.SetRequestHeader(config_.header_name, *id);
+}
+
+void RequestIdPlugin::HeaderFilter(PluginContext& ctx) const {
+  std::optional<std::string_view> present = ctx.ResponseHeader(config_.header_name);
+  if (present && !present->empty()) return;
+  std::string* id = ctx.RequestScratch(this);
+  // Empty when rewrite did not run for this request (an answer before the route's rewrite
+  // phase, e.g. 404 from a global rule's request): nothing to echo, as in APISIX.
+  if (id == nullptr || id->empty()) return;
+  ctx.SetResponseHeader(config_.header_name, *id);
+}
+
+StatusOr<PluginConstSharedPtr> RequestIdFactory::Create(const nlohmann::json& conf) const {
+  StatusOr<Config> config = ParseConfig(conf);
+  if (!config.ok()) return config.status();
+  return PluginConstSharedPtr(std::make_shared<RequestIdPlugin>(std::move(config).value()));
+}
+
+}  // namespace turnpike::plugins::request_id

@@ -1,0 +1,43 @@
+// request-id: runtime part.
+//
+// rewrite: when the request carries a non-empty `header_name` header, that value is the id;
+// otherwise one is generated (id_generator.h) and set on the request sent upstream.
+// header_filter (include_in_response): the id is added to the response unless the response
+// already has a non-empty header of that name.
+//
+// Per request the id lives in the context's RequestScratch, so neither phase allocates once
+// the connection is warm.
+#pragma once
+
+#include <memory>
+
+#include "plugins/request_id/config.h"
+#include "turnpike/plugin.h"
+
+namespace turnpike::plugins::request_id {
+
+class RequestIdPlugin final : public Plugin {
+ public:
+  explicit RequestIdPlugin(Config config);
+  uint32_t phases() const override {
+    return kPhaseRewrite | (config_.include_in_response ? uint32_t{kPhaseHeaderFilter} : 0u);
+  }
+  void Rewrite(PluginContext& ctx) const override;
+  void HeaderFilter(PluginContext& ctx) const override;
+
+  // Worker. Replaces `out` with a new id of the configured algorithm.
+  void Generate(std::string* out) const;
+
+ private:
+  Config config_;
+  VarRef header_;  // http_<header_name>: the client's header
+};
+
+class RequestIdFactory final : public PluginFactory {
+ public:
+  std::string_view name() const override { return "request-id"; }
+  int priority() const override { return 12015; }
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override;
+};
+
+}  // namespace turnpike::plugins::request_id

@@ -1,0 +1,94 @@
+#include "plugins/response_rewrite/response_rewrite.h"
+
+#include "base/strings.h"
+
+namespace turnpike::plugins::response_rewrite {
+namespace {
+
+// The header value of `op` for this request: the literal itself, or rendered into `buf`.
+std::string_view Resolve(const HeaderOp& op, PluginContext& ctx, std::string* buf) {
+  if (op.value.is_literal()) return op.value.literal();
+  op.value.Render(ctx, buf);
+  return *buf;
+}
+
+}  // namespace
+
+void ResponseRewritePlugin::HeaderFilter(PluginContext& ctx) const {
+  if (config_.vars && !config_.vars->Eval(ctx)) return;
+  std::string* state = ctx.RequestScratch(this);
+  if (config_.status_code) ctx.SetResponseStatus(*config_.status_code);
+  if (config_.body || !config_.filters.empty()) {
+    bool pass = false;
+    if (!config_.filters.empty()) {
+      std::optional<std::string_view> encoding = ctx.ResponseHeader("Content-Encoding");
+      pass = encoding && !encoding->empty() && !base::EqualsIgnoreCase(*encoding, "identity");
+    }
+    if (state != nullptr) state->assign(1, pass ? kPass : kRewrite);
+    if (!pass) ctx.MarkBodyModified();
+  } else if (state != nullptr) {
+    state->assign(1, kPass);
+  }
+  if (config_.add.empty() && config_.set.empty() && config_.remove.empty()) return;
+  std::string local;  // only for contexts without per-request storage
+  std::string* buf = ctx.RequestScratch(&config_.add);
+  if (buf == nullptr) buf = &local;
+  for (const HeaderOp& op : config_.add) ctx.AddResponseHeader(op.name, Resolve(op, ctx, buf));
+  for (const HeaderOp& op : config_.set) ctx.SetResponseHeader(op.name, Resolve(op, ctx, buf));
+  for (const std::string& name : config_.remove) ctx.RemoveResponseHeader(name);
+}
+
+void ResponseRewritePlugin::BodyFilter(PluginContext& ctx, BodyPiece& piece) const {
+  std::string* state = ctx.RequestScratch(this);
+  if (state == nullptr || state->empty() || (*state)[0] != kRewrite) return;
+  if (config_.body) {
+    // The whole replacement goes out with the first piece; the node's body ends there
+    // (ngx.arg[2] = true).
+    piece.data = piece.first ? std::string_view(*config_.body) : std::string_view();
+    piece.last = true;
+    return;
+  }
+  // filters: hold the body back until the last piece (or max_resp_body_size bytes).
+  std::string* body = ctx.RequestScratch(&config_.filters);
+  size_t room = config_.max_resp_body_size - std::min(body->size(), config_.max_resp_body_size);
+  if (piece.data.size() < room || (piece.last && piece.data.size() <= room)) {
+    body->append(piece.data);
+    if (piece.last) {
+      RunFilters(body, piece);
+    } else {
+      piece.data = {};
+    }
+    return;
+  }
+  // More than max_resp_body_size: the filters see the first max_resp_body_size bytes and the
+  // rest passes through as it comes (APISIX also stops holding the body there).
+  // The rest is copied aside first: piece.data may view piece.out, which RunFilters reuses.
+  std::string* rest = ctx.RequestScratch(&config_.max_resp_body_size);
+  rest->assign(piece.data.substr(room));
+  body->append(piece.data.substr(0, room));
+  RunFilters(body, piece);
+  piece.out->append(*rest);
+  piece.data = *piece.out;
+  state->assign(1, kPass);
+}
+
+void ResponseRewritePlugin::RunFilters(std::string* body, BodyPiece& piece) const {
+  // Each filter reads one buffer and writes the other; the result ends in piece.out.
+  std::string* in = body;
+  std::string* out = piece.out;
+  for (const Substitution& s : config_.filters) {
+    s.Apply(*in, out);
+    std::swap(in, out);
+  }
+  if (in != piece.out) piece.out->swap(*in);
+  piece.data = *piece.out;
+}
+
+StatusOr<PluginConstSharedPtr> ResponseRewriteFactory::Create(const nlohmann::json& conf) const {
+  StatusOr<Config> config = ParseConfig(conf);
+  if (!config.ok()) return config.status();
+  return PluginConstSharedPtr(
+      std::make_shared<ResponseRewritePlugin>(std::move(config).value()));
+}
+
+}  // namespace turnpike::plugins::response_rewrite

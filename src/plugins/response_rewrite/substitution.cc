@@ -1,0 +1,177 @@
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "plugins/response_rewrite/substitution.h"
+
+#include <pcre2.h>
+
+namespace turnpike::plugins::response_rewrite {
+namespace {
+
+// One match block per thread, grown (rarely) to the most capture groups seen, so Apply()
+// allocates nothing once warm. Freed at thread exit.
+class ThreadMatchData {
+ public:
+  ~ThreadMatchData() {
+    if (data_ != nullptr) pcre2_match_data_free(data_);
+  }
+  pcre2_match_data* Get(uint32_t pairs) {
+    if (data_ == nullptr || pcre2_get_ovector_count(data_) < pairs) {
+      if (data_ != nullptr) pcre2_match_data_free(data_);
+      data_ = pcre2_match_data_create(pairs < 16 ? 16 : pairs, nullptr);
+    }
+    return data_;
+  }
+
+ private:
+  pcre2_match_data* data_ = nullptr;
+};
+
+pcre2_match_data* MatchData(uint32_t pairs) {
+  thread_local ThreadMatchData data;
+  return data.Get(pairs);
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Length of the UTF-8 sequence starting with byte `c` (1 for invalid bytes).
+size_t Utf8Length(unsigned char c) {
+  if (c >= 0xf0) return 4;
+  if (c >= 0xe0) return 3;
+  if (c >= 0xc0) return 2;
+  return 1;
+}
+
+}  // namespace
+
+void Substitution::CodeDeleter::operator()(pcre2_real_code_8* code) const {
+  pcre2_code_free(code);
+}
+
+StatusOr<Substitution> Substitution::Compile(std::string_view pattern, std::string_view replace,
+                                             std::string_view options, bool global) {
+  uint32_t flags = 0;
+  bool utf = false;
+  for (char c : options) {
+    switch (c) {
+      case 'i': flags |= PCRE2_CASELESS; break;
+      case 'm': flags |= PCRE2_MULTILINE; break;
+      case 's': flags |= PCRE2_DOTALL; break;
+      case 'x': flags |= PCRE2_EXTENDED; break;
+      case 'u': flags |= PCRE2_UTF; utf = true; break;
+      case 'U': flags |= PCRE2_UTF | PCRE2_MATCH_INVALID_UTF; utf = true; break;
+      case 'a': flags |= PCRE2_ANCHORED; break;
+      case 'D': flags |= PCRE2_DUPNAMES; break;
+      case 'J': flags |= PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF; break;
+      case 'j':
+      case 'o':
+      case 'd': break;
+      default:
+        return Status::Error("unknown flag \"" + std::string(1, c) + "\" (flags \"" +
+                             std::string(options) + "\")");
+    }
+  }
+  int error = 0;
+  PCRE2_SIZE offset = 0;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                   flags, &error, &offset, nullptr);
+  if (code == nullptr) {
+    PCRE2_UCHAR message[256];
+    pcre2_get_error_message(error, message, sizeof(message));
+    return Status::Error(std::string("pcre2_compile() failed: ") +
+                         reinterpret_cast<const char*>(message) + " at offset " +
+                         std::to_string(offset));
+  }
+  Substitution s;
+  s.code_.reset(code, CodeDeleter());
+  s.jit_ = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+  s.utf_ = utf;
+  s.global_ = global;
+  uint32_t captures = 0;
+  pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &captures);
+  s.pairs_ = captures + 1;
+
+  // The template: literal runs and $N / ${N}; $$ is a '$'.
+  std::string literal;
+  auto flush = [&] {
+    if (!literal.empty()) s.parts_.push_back({false, 0, std::move(literal)});
+    literal.clear();
+  };
+  for (size_t i = 0; i < replace.size(); ++i) {
+    char c = replace[i];
+    if (c != '$') {
+      literal.push_back(c);
+      continue;
+    }
+    size_t j = i + 1;
+    bool braced = j < replace.size() && replace[j] == '{';
+    if (j < replace.size() && replace[j] == '$') {
+      literal.push_back('$');
+      i = j;
+      continue;
+    }
+    if (braced) ++j;
+    size_t digits_begin = j;
+    uint64_t group = 0;
+    while (j < replace.size() && IsDigit(replace[j]) && group < (1u << 20)) {
+      group = group * 10 + static_cast<uint64_t>(replace[j] - '0');
+      ++j;
+    }
+    bool ok = j > digits_begin && (!braced || (j < replace.size() && replace[j] == '}'));
+    if (!ok) {
+      return Status::Error("invalid capturing variable name in replace \"" +
+                           std::string(replace) + "\" at offset " + std::to_string(i));
+    }
+    if (braced) ++j;
+    flush();
+    s.parts_.push_back({true, static_cast<uint32_t>(group), {}});
+    i = j - 1;
+  }
+  flush();
+  return s;
+}
+
+size_t Substitution::Apply(std::string_view in, std::string* out) const {
+  out->clear();
+  // PCRE2 rejects a null subject even when empty; an empty view may have one.
+  const auto* subject = reinterpret_cast<PCRE2_SPTR>(in.data() != nullptr ? in.data() : "");
+  pcre2_match_data* md = MatchData(pairs_);
+  const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
+  size_t pos = 0;     // where the next search starts
+  size_t copied = 0;  // bytes of `in` already in `out`
+  size_t matches = 0;
+  while (pos <= in.size()) {
+    int rc = jit_ ? pcre2_jit_match(code_.get(), subject, in.size(), pos, 0, md, nullptr)
+                  : pcre2_match(code_.get(), subject, in.size(), pos, 0, md, nullptr);
+    if (rc < 0) break;  // no (more) matches, or a PCRE2 limit
+    // Pairs past rc are stale (from earlier matches of any pattern on this thread).
+    const uint32_t set_pairs = static_cast<uint32_t>(rc);
+    size_t from = ov[0];
+    size_t to = ov[1];
+    if (to < from) break;  // \K tricks that end before they start: stop, keep the rest
+    out->append(in.substr(copied, from - copied));
+    for (const Part& p : parts_) {
+      if (!p.is_group) {
+        out->append(p.literal);
+      } else if (p.group < set_pairs && ov[2 * p.group] != PCRE2_UNSET) {
+        out->append(in.substr(ov[2 * p.group], ov[2 * p.group + 1] - ov[2 * p.group]));
+      }
+    }
+    copied = to;
+    ++matches;
+    if (!global_ || to >= in.size()) break;
+    if (from == to) {
+      // An empty match: copy the next character and search after it, as ngx.re.gsub does,
+      // so "x" -> gsub("", "-") gives "-x-".
+      size_t step = utf_ ? Utf8Length(static_cast<unsigned char>(in[to])) : 1;
+      if (to + step > in.size()) step = in.size() - to;
+      out->append(in.substr(to, step));
+      copied = to + step;
+      pos = to + step;
+    } else {
+      pos = to;
+    }
+  }
+  out->append(in.substr(copied));
+  return matches;
+}
+
+}  // namespace turnpike::plugins::response_rewrite

@@ -1,0 +1,64 @@
+// Substitution: one `filters` entry of response-rewrite, i.e. ngx.re.sub / ngx.re.gsub with a
+// pattern, a replacement template and ngx.re option letters, compiled once with PCRE2 (JIT).
+//
+// Options (lua-resty-core's letters): i caseless, m multiline, s dotall, x extended,
+// u UTF-8, U UTF-8 without validity check, a anchored, D duplicate names, J JavaScript
+// compatibility; j (JIT), o (compile once) and d (DFA) change nothing here: patterns are
+// always compiled once and JIT-compiled when PCRE2 can, and matching always uses the
+// standard algorithm. Any other letter is an error: `unknown flag "h" (flags "h")`.
+//
+// Replacement template (ngx.re.sub's): $0..$N and ${N} insert a capture ("" when that group
+// did not take part or does not exist), $$ is a literal '$'; any other '$' is an error at
+// load (nginx rejects it at the first substitution).
+//
+// Compiled on the control thread; Apply() may then run on any number of threads at once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "turnpike/status.h"
+
+struct pcre2_real_code_8;
+
+namespace turnpike::plugins::response_rewrite {
+
+class Substitution {
+ public:
+  // Control thread. `global`: every match (gsub), else the first (sub). Errors name what is
+  // wrong, e.g. `unknown flag "h" (flags "h")` or `pcre2_compile() failed: missing closing
+  // parenthesis at offset 3`.
+  static StatusOr<Substitution> Compile(std::string_view pattern, std::string_view replace,
+                                        std::string_view options, bool global);
+
+  // Worker, hot path. Writes `in` with the substitution applied to `out` (cleared first;
+  // must not alias `in`). Returns the number of matches replaced. No allocation beyond the
+  // growth of `out` and one per-thread match block that grows to the largest pattern seen.
+  // A match that fails on a PCRE2 limit ends the substitution there (the rest is copied).
+  size_t Apply(std::string_view in, std::string* out) const;
+
+  bool jit() const { return jit_; }
+
+ private:
+  struct CodeDeleter {
+    void operator()(pcre2_real_code_8* code) const;
+  };
+  // A piece of the replacement: literal text, or a capture group.
+  struct Part {
+    bool is_group;
+    uint32_t group;       // when is_group
+    std::string literal;  // otherwise
+  };
+  Substitution() = default;
+
+  std::shared_ptr<pcre2_real_code_8> code_;
+  bool jit_ = false;
+  bool utf_ = false;
+  bool global_ = false;
+  uint32_t pairs_ = 1;  // ovector pairs needed: capture groups + 1
+  std::vector<Part> parts_;
+};
+
+}  // namespace turnpike::plugins::response_rewrite

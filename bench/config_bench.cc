@@ -1,0 +1,89 @@
+// Loading an apisix.yaml at 10k / 50k routes: the whole-text YAML parse, the split parse
+// (pieces on two threads), the full loader (YAML to validated specs) and the snapshot build.
+// Wall-clock time (the split uses two threads); run on a quiet machine and compare medians.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "config/loader.h"
+#include "config/yaml_tree.h"
+#include "proxy/snapshot.h"
+
+namespace turnpike {
+namespace {
+
+// The file bench/reload_scale.sh writes: a third prefix routes, a fifth with a host.
+std::string RoutesYaml(int n) {
+  std::string s = "routes:\n";
+  for (int i = 0; i < n; ++i) {
+    std::string id = std::to_string(i);
+    s += "  - id: r" + id + "\n";
+    s += i % 3 == 0 ? "    uri: /p" + id + "/*\n" : "    uri: /api/v1/svc" + id + "/items\n";
+    if (i % 5 == 0) s += "    hosts: [h" + std::to_string(i % 100) + ".example.com]\n";
+    s += "    upstream_id: u" + std::to_string(i % 4) + "\n";
+  }
+  s += "upstreams:\n";
+  for (int u = 0; u < 4; ++u) {
+    s += "  - {id: u" + std::to_string(u) + ", nodes: {\"127.0.0.1:" + std::to_string(8000 + u) +
+         "\": 1}}\n";
+  }
+  s += "#END\n";
+  return s;
+}
+
+void BM_YamlWhole(benchmark::State& state) {
+  std::string text = RoutesYaml(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto docs = config::YamlDocument::ParseAll(text, nullptr, nullptr);
+    benchmark::DoNotOptimize(docs);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_YamlWhole)->Arg(10000)->Arg(50000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_YamlSplit(benchmark::State& state) {
+  std::string text = RoutesYaml(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto doc = config::YamlDocument::ParseSplit(text, 2);
+    if (!doc) state.SkipWithError("split declined");
+    benchmark::DoNotOptimize(doc);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_YamlSplit)->Arg(10000)->Arg(50000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ParseRoutesConfig(benchmark::State& state) {
+  std::string text = RoutesYaml(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto r = config::ParseRoutesConfig(text, "apisix.yaml");
+    if (!r.value || !r.errors.empty()) state.SkipWithError("config rejected");
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_ParseRoutesConfig)
+    ->Arg(10000)
+    ->Arg(50000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_BuildSnapshot(benchmark::State& state) {
+  auto gateway = config::ParseGatewayConfig("apisix:\n  node_listen: 9080\n", "config.yaml", ".", 2);
+  auto routes = config::ParseRoutesConfig(RoutesYaml(static_cast<int>(state.range(0))), "a.yaml");
+  if (!gateway.value || !routes.value) {
+    state.SkipWithError("config rejected");
+    return;
+  }
+  uint64_t version = 0;
+  for (auto _ : state) {
+    proxy::BuildReport report;
+    auto snapshot = proxy::BuildSnapshot({&*gateway.value, &*routes.value, nullptr, ++version, nullptr},
+                                         &report);
+    benchmark::DoNotOptimize(snapshot);
+  }
+}
+BENCHMARK(BM_BuildSnapshot)->Arg(10000)->Arg(50000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace turnpike
+
+BENCHMARK_MAIN();

@@ -120,7 +120,10 @@ routes:
   - uri: /status/201
     upstream: {A}
     plugins:
-      response-rewrite: {status_code: 302, body: "moved\n", headers: {Location: "https://example.com/"}}
+      response-rewrite:
+        status_code: 302
+        body: "moved\n"
+        headers: {Location: "https://example.com/"}
   - uri: /bytes/*
     upstream: {A}
     plugins:

@@ -91,8 +91,8 @@ class FakePluginContext : public PluginContext {
     body_modified = false;
   }
 
-  std::map<std::string, std::string> vars;  // builtin / arg_ / cookie_ vars by name
-  Headers request_headers;                  // what the client sent
+  std::map<std::string, std::string> vars;              // builtin / arg_ / cookie_ vars by name
+  Headers request_headers;                              // what the client sent
   std::map<std::string, std::string> upstream_headers;  // request header edits, lowercased
   Headers response_headers;  // the response's headers (start with the node's)
   int status = 200;

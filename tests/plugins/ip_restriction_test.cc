@@ -41,8 +41,8 @@ TEST(IpRestrictionTest, ValidatesLikeApisix) {
   EXPECT_NE(Error(R"({"blacklist": [1]})").find("failed to validate item 1"), std::string::npos);
   EXPECT_EQ(Error(R"({"whitelist": ["1.1.1.1"], "message": ""})"),
             "property \"message\" validation failed: string too short, expected at least 1, got 0");
-  std::string long_message = R"({"whitelist": ["1.1.1.1"], "message": ")" +
-                             std::string(1025, 'a') + "\"}";
+  std::string long_message =
+      R"({"whitelist": ["1.1.1.1"], "message": ")" + std::string(1025, 'a') + "\"}";
   EXPECT_EQ(Error(long_message.c_str()),
             "property \"message\" validation failed: string too long, expected at most 1024, got "
             "1025");

@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "plugins/request_id/id_generator.h"
 #include "plugins/fake_plugin_context.h"
+#include "plugins/request_id/id_generator.h"
 
 namespace turnpike::plugins::request_id {
 namespace {
@@ -72,9 +72,9 @@ TEST(RequestIdTest, GeneratesEachAlgorithmsFormat) {
   ExpectUuid(id, '7');
   Make(R"({"algorithm": "nanoid"})")->Generate(&id);
   EXPECT_EQ(id.size(), 21u);
-  EXPECT_EQ(id.find_first_not_of(
-                "-_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"),
-            std::string::npos)
+  EXPECT_EQ(
+      id.find_first_not_of("-_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+      std::string::npos)
       << id;
   Make(R"({"algorithm": "range_id", "range_id": {"char_set": "xyz123", "length": 40}})")
       ->Generate(&id);
@@ -85,8 +85,7 @@ TEST(RequestIdTest, GeneratesEachAlgorithmsFormat) {
   EXPECT_EQ(id.find_first_not_of(kDefaultCharSet), std::string::npos) << id;
   Make(R"({"algorithm": "ksuid"})")->Generate(&id);
   ASSERT_EQ(id.size(), 27u);
-  EXPECT_EQ(id.find_first_not_of(
-                "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"),
+  EXPECT_EQ(id.find_first_not_of("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"),
             std::string::npos);
 }
 

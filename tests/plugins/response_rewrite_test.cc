@@ -37,7 +37,8 @@ std::string Sub(const char* regex, const char* replace, const char* options, boo
 }
 
 // Runs header_filter then the body through body_filter.
-std::string RunPhases(const Plugin& p, FakePluginContext& ctx, const std::vector<std::string>& body) {
+std::string RunPhases(const Plugin& p, FakePluginContext& ctx,
+                      const std::vector<std::string>& body) {
   p.HeaderFilter(ctx);
   if ((p.phases() & kPhaseBodyFilter) == 0) {
     std::string all;
@@ -54,16 +55,15 @@ TEST(ResponseRewriteTest, ValidatesLikeApisix) {
             "property \"status_code\" validation failed: expected 199 to be at least 200");
   EXPECT_EQ(Error(R"({"body": 2})"),
             "property \"body\" validation failed: wrong type: expected string, got number");
-  EXPECT_EQ(Error(R"({"status_code": 200, "headers": {"": 2}})"),
-            "invalid field length in header");
+  EXPECT_EQ(Error(R"({"status_code": 200, "headers": {"": 2}})"), "invalid field length in header");
   EXPECT_EQ(Error(R"({"status_code": 200, "headers": {"X-Name": true}})"),
             "invalid type as header value");
   EXPECT_EQ(Error(R"({"body": "1", "body_base64": true})"), "invalid base64 content");
   EXPECT_EQ(Error(R"({"body_base64": true})"), "invalid base64 content");
   EXPECT_EQ(Error(R"({"body": "a*b=", "body_base64": true})"), "invalid base64 content");
-  EXPECT_EQ(Error(R"({"vars": [["status"]]})").rfind(
-                "failed to validate the 'vars' expression: ", 0),
-            0u);
+  EXPECT_EQ(
+      Error(R"({"vars": [["status"]]})").rfind("failed to validate the 'vars' expression: ", 0),
+      0u);
   EXPECT_EQ(Error(R"({"vars": {}})"),
             "property \"vars\" validation failed: wrong type: expected array, got object");
   EXPECT_EQ(Error(R"({"body": "x", "filters": [{"regex": "a", "replace": "b"}]})"),
@@ -89,11 +89,11 @@ TEST(ResponseRewriteTest, ValidatesLikeApisix) {
                 .find("invalid capturing variable name"),
             std::string::npos);
   // headers: the new form's items are checked ("object matches none of the required").
-  for (const char* bad : {R"({"headers": {"add": ["X-A"]}})", R"({"headers": {"add": []}})",
-                          R"({"headers": {"add": ["X-A: http://x/"]}})",
-                          R"({"headers": {"set": {}}})", R"({"headers": {"set": {"a": []}}})",
-                          R"({"headers": {"remove": ["a:b"]}})",
-                          R"({"headers": {"add": ["X A: 1"]}})"}) {
+  for (const char* bad :
+       {R"({"headers": {"add": ["X-A"]}})", R"({"headers": {"add": []}})",
+        R"({"headers": {"add": ["X-A: http://x/"]}})", R"({"headers": {"set": {}}})",
+        R"({"headers": {"set": {"a": []}}})", R"({"headers": {"remove": ["a:b"]}})",
+        R"({"headers": {"add": ["X A: 1"]}})"}) {
     EXPECT_EQ(Error(bad).rfind("property \"headers\" validation failed: object matches none of "
                                "the required",
                                0),
@@ -112,8 +112,8 @@ TEST(ResponseRewriteTest, ValidatesLikeApisix) {
 TEST(ResponseRewriteTest, ReplacesStatusBodyAndDropsBodyHeaders) {
   auto p = Make(R"({"status_code": 403, "body": "new body\n"})");
   FakePluginContext ctx;
-  ctx.response_headers = {{"Content-Length", "11"}, {"Content-Encoding", "gzip"},
-                          {"ETag", "\"x\""}, {"X-Keep", "1"}};
+  ctx.response_headers = {
+      {"Content-Length", "11"}, {"Content-Encoding", "gzip"}, {"ETag", "\"x\""}, {"X-Keep", "1"}};
   EXPECT_EQ(RunPhases(*p, ctx, {"hello ", "world", "\n"}), "new body\n");
   EXPECT_EQ(ctx.status, 403);
   EXPECT_TRUE(ctx.body_modified);
@@ -153,7 +153,8 @@ TEST(ResponseRewriteTest, VarsDecideWhetherToRewrite) {
 }
 
 TEST(ResponseRewriteTest, OldHeaderFormSetsWithVariables) {
-  auto p = Make(R"({"headers": {"X-A": "$remote_addr", "X-B": "from $remote_addr to ${server_addr}:$server_port",
+  auto p = Make(R"({"headers": {"X-A": "$remote_addr",
+                                "X-B": "from $remote_addr to ${server_addr}:$server_port",
                                 "X-C": "${http_x_missing ?? none}", "X-D": "$unknown_thing!",
                                 "X-E": 3, "X-F": "cost \\$5"}})");
   FakePluginContext ctx;
@@ -161,7 +162,8 @@ TEST(ResponseRewriteTest, OldHeaderFormSetsWithVariables) {
   ctx.response_headers = {{"X-A", "old"}};
   RunPhases(*p, ctx, {});
   EXPECT_EQ(ctx.ResponseValues("X-A"), std::vector<std::string>{"127.0.0.1"});
-  EXPECT_EQ(ctx.ResponseValues("X-B"), std::vector<std::string>{"from 127.0.0.1 to 127.0.0.1:1980"});
+  EXPECT_EQ(ctx.ResponseValues("X-B"),
+            std::vector<std::string>{"from 127.0.0.1 to 127.0.0.1:1980"});
   EXPECT_EQ(ctx.ResponseValues("X-C"), std::vector<std::string>{"none"});
   EXPECT_EQ(ctx.ResponseValues("X-D"), std::vector<std::string>{"!"});
   EXPECT_EQ(ctx.ResponseValues("X-E"), std::vector<std::string>{"3"});
@@ -242,11 +244,11 @@ TEST(ResponseRewriteTest, FiltersHoldAtMostMaxRespBodySize) {
 TEST(ResponseRewriteTest, SubstitutionMatchesNgxReSub) {
   EXPECT_EQ(Sub("a", "b", "jo", false, "aaa"), "baa");
   EXPECT_EQ(Sub("a", "b", "jo", true, "aaa"), "bbb");
-  EXPECT_EQ(Sub("", "-", "jo", true, "ab"), "-a-b-");     // empty matches advance
+  EXPECT_EQ(Sub("", "-", "jo", true, "ab"), "-a-b-");  // empty matches advance
   EXPECT_EQ(Sub("x*", "-", "jo", true, "abc"), "-a-b-c-");
   EXPECT_EQ(Sub("(\\w+) (\\w+)", "$2 $1", "jo", false, "hello world!"), "world hello!");
   EXPECT_EQ(Sub("(a)|(b)", "[$2]", "jo", true, "ab"), "[][b]");  // unset group: ""
-  EXPECT_EQ(Sub("a", "$9", "jo", true, "bab"), "bb");             // no such group: ""
+  EXPECT_EQ(Sub("a", "$9", "jo", true, "bab"), "bb");            // no such group: ""
   EXPECT_EQ(Sub("^l", "L", "jom", true, "la\nlb"), "La\nLb");
   EXPECT_EQ(Sub("A.B", "x", "jois", false, "a\nb"), "x");
   EXPECT_EQ(Sub(".", "x", "u", true, "é!"), "xx");  // characters, not bytes

@@ -25,8 +25,7 @@ void IpRestrictionPlugin::Access(PluginContext& ctx) const {
 StatusOr<PluginConstSharedPtr> IpRestrictionFactory::Create(const nlohmann::json& conf) const {
   StatusOr<Config> config = ParseConfig(conf);
   if (!config.ok()) return config.status();
-  return PluginConstSharedPtr(
-      std::make_shared<IpRestrictionPlugin>(std::move(config).value()));
+  return PluginConstSharedPtr(std::make_shared<IpRestrictionPlugin>(std::move(config).value()));
 }
 
 }  // namespace turnpike::plugins::ip_restriction

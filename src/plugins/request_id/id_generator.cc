@@ -31,8 +31,7 @@ uint64_t OsSeed() {
     return seed;
   }
   // No entropy yet (very early boot): distinct enough per thread and start.
-  return static_cast<uint64_t>(
-             std::chrono::steady_clock::now().time_since_epoch().count()) ^
+  return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
          (std::hash<std::thread::id>()(std::this_thread::get_id()) << 1);
 }
 

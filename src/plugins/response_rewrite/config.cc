@@ -105,11 +105,11 @@ Status ParseFilters(const nlohmann::json& f, Config* c) {
   for (size_t i = 0; i < f.size(); ++i) {
     const nlohmann::json& item = f[i];
     std::string at = "failed to validate item " + std::to_string(i + 1) + ": ";
-    if (!item.is_object()) return schema::Property("filters", at + schema::WrongType("object", item));
+    if (!item.is_object())
+      return schema::Property("filters", at + schema::WrongType("object", item));
     for (const char* required : {"regex", "replace"}) {
       if (!item.contains(required)) {
-        return schema::Property("filters",
-                                at + "property \"" + required + "\" is required");
+        return schema::Property("filters", at + "property \"" + required + "\" is required");
       }
     }
     if (std::string e = schema::CheckString(item["regex"], 1); !e.empty()) {
@@ -121,8 +121,8 @@ Status ParseFilters(const nlohmann::json& f, Config* c) {
     bool global = false;
     if (auto scope = item.find("scope"); scope != item.end()) {
       if (!scope->is_string()) {
-        return schema::Property("filters",
-                                at + schema::PropertyText("scope", schema::WrongType("string", *scope)));
+        return schema::Property(
+            "filters", at + schema::PropertyText("scope", schema::WrongType("string", *scope)));
       }
       const std::string& s = scope->get_ref<const std::string&>();
       if (s != "once" && s != "global") {

@@ -87,8 +87,7 @@ void ResponseRewritePlugin::RunFilters(std::string* body, BodyPiece& piece) cons
 StatusOr<PluginConstSharedPtr> ResponseRewriteFactory::Create(const nlohmann::json& conf) const {
   StatusOr<Config> config = ParseConfig(conf);
   if (!config.ok()) return config.status();
-  return PluginConstSharedPtr(
-      std::make_shared<ResponseRewritePlugin>(std::move(config).value()));
+  return PluginConstSharedPtr(std::make_shared<ResponseRewritePlugin>(std::move(config).value()));
 }
 
 }  // namespace turnpike::plugins::response_rewrite

@@ -42,9 +42,7 @@ size_t Utf8Length(unsigned char c) {
 
 }  // namespace
 
-void Substitution::CodeDeleter::operator()(pcre2_real_code_8* code) const {
-  pcre2_code_free(code);
-}
+void Substitution::CodeDeleter::operator()(pcre2_real_code_8* code) const { pcre2_code_free(code); }
 
 StatusOr<Substitution> Substitution::Compile(std::string_view pattern, std::string_view replace,
                                              std::string_view options, bool global) {
@@ -56,8 +54,14 @@ StatusOr<Substitution> Substitution::Compile(std::string_view pattern, std::stri
       case 'm': flags |= PCRE2_MULTILINE; break;
       case 's': flags |= PCRE2_DOTALL; break;
       case 'x': flags |= PCRE2_EXTENDED; break;
-      case 'u': flags |= PCRE2_UTF; utf = true; break;
-      case 'U': flags |= PCRE2_UTF | PCRE2_MATCH_INVALID_UTF; utf = true; break;
+      case 'u':
+        flags |= PCRE2_UTF;
+        utf = true;
+        break;
+      case 'U':
+        flags |= PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
+        utf = true;
+        break;
       case 'a': flags |= PCRE2_ANCHORED; break;
       case 'D': flags |= PCRE2_DUPNAMES; break;
       case 'J': flags |= PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF; break;
@@ -117,8 +121,8 @@ StatusOr<Substitution> Substitution::Compile(std::string_view pattern, std::stri
     }
     bool ok = j > digits_begin && (!braced || (j < replace.size() && replace[j] == '}'));
     if (!ok) {
-      return Status::Error("invalid capturing variable name in replace \"" +
-                           std::string(replace) + "\" at offset " + std::to_string(i));
+      return Status::Error("invalid capturing variable name in replace \"" + std::string(replace) +
+                           "\" at offset " + std::to_string(i));
     }
     if (braced) ++j;
     flush();

@@ -4,8 +4,8 @@ namespace turnpike::plugins::response_rewrite {
 namespace {
 
 bool IsWordChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.';
 }
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
@@ -35,8 +35,9 @@ ValueTemplate ValueTemplate::Compile(std::string_view text) {
     size_t end = i + 1;
     if (text[end] == '{') {
       size_t close = text.find('}', end + 1);
-      std::string_view inner =
-          close == std::string_view::npos ? std::string_view() : Trim(text.substr(end + 1, close - end - 1));
+      std::string_view inner = close == std::string_view::npos
+                                   ? std::string_view()
+                                   : Trim(text.substr(end + 1, close - end - 1));
       if (inner.empty()) {  // "${" without a name and a '}': not a reference
         literal.push_back(c);
         ++i;
@@ -60,7 +61,8 @@ ValueTemplate ValueTemplate::Compile(std::string_view text) {
     // `name ?? default` (only the first `??` splits, as ngx_re.split's first two fields).
     if (size_t q = name.find("??"); q != std::string_view::npos) {
       std::string_view rest = Trim(name.substr(q + 2));
-      if (size_t q2 = rest.find("??"); q2 != std::string_view::npos) rest = Trim(rest.substr(0, q2));
+      if (size_t q2 = rest.find("??"); q2 != std::string_view::npos)
+        rest = Trim(rest.substr(0, q2));
       p.def = std::string(rest);
       name = Trim(name.substr(0, q));
     }

@@ -28,6 +28,24 @@ enum PluginPhase : uint32_t {
   kPhaseLog = 1u << 4,
 };
 
+// Receives headers from PluginContext::VisitRequestHeaders / VisitResponseHeaders; the views
+// are valid during the call only. ForEachHeader() below adapts a lambda.
+class HeaderVisitor {
+ public:
+  virtual void Visit(std::string_view name, std::string_view value) = 0;
+
+ protected:
+  ~HeaderVisitor() = default;
+};
+
+// When the request happened, for loggers (APISIX's start_time / latency / upstream_latency).
+struct RequestTiming {
+  int64_t start_ms = 0;      // wall clock (Unix ms) when the request head had been read
+  int64_t latency_ms = -1;   // log phase: head read -> now; -1 before
+  int64_t upstream_ms = -1;  // log phase: $upstream_response_time summed over the attempts, in
+                             // ms; -1 when no upstream was contacted
+};
+
 // What a phase may see and change. Implemented by the proxy; valid during the phase call.
 // Worker thread only. Strings passed in are copied.
 class PluginContext : public RequestVars {
@@ -72,9 +90,31 @@ class PluginContext : public RequestVars {
   // allocation once warm. nullptr only from contexts without per-request storage.
   virtual std::string* RequestScratch(const void* /*key*/) { return nullptr; }
 
+  // Any phase: the request headers as received (names as sent, arrival order, repeats kept).
+  virtual void VisitRequestHeaders(HeaderVisitor& /*visitor*/) const {}
+  // log: the response headers as sent to the client (Turnpike's own included: Server, Date,
+  // Content-Length...); before the log phase, nothing.
+  virtual void VisitResponseHeaders(HeaderVisitor& /*visitor*/) const {}
+  // Any phase; latency_ms and upstream_ms are set in the log phase.
+  virtual RequestTiming timing() const { return {}; }
+
  protected:
   ~PluginContext() = default;
 };
+
+// Calls fn(name, value) for each header `visit` (&PluginContext::VisitRequestHeaders or
+// &PluginContext::VisitResponseHeaders) reports. No allocation.
+template <typename Fn>
+void ForEachHeader(const PluginContext& ctx,
+                   void (PluginContext::*visit)(HeaderVisitor&) const, Fn&& fn) {
+  struct Adapter final : HeaderVisitor {
+    explicit Adapter(Fn& f) : fn(f) {}
+    void Visit(std::string_view name, std::string_view value) override { fn(name, value); }
+    Fn& fn;
+  };
+  Adapter adapter(fn);
+  (ctx.*visit)(adapter);
+}
 
 // One piece of a response body passing through body_filter.
 struct BodyPiece {

@@ -38,6 +38,35 @@ enum class BuiltinVar : uint8_t {
   kServiceName,
   kUpstreamUri,       // what is sent upstream as the request target
   kStatus,            // response status (header_filter phase and later)
+  // nginx variables. Those marked (log) exist only once the request reached that point
+  // (nil before); lists (upstream_*) hold one item per upstream attempt, ", "-separated.
+  kContentType,           // Content-Type request header
+  kContentLength,         // Content-Length request header
+  kServerProtocol,        // "HTTP/1.1" / "HTTP/1.0"
+  kServerName,            // always "_" (APISIX's `server_name _;`; Turnpike has no names)
+  kHostname,              // gethostname()
+  kRequest,               // the request line: "GET /a?b HTTP/1.1"
+  kDocumentUri,           // same as uri
+  kRequestTime,           // (log) seconds since the head was read, ms resolution: "0.003"
+  kMsec,                  // wall clock now, seconds with ms: "1700000000.123"
+  kTimeIso8601,           // local time now, "2026-11-30T05:21:21+00:00"
+  kTimeLocal,             // local time now, "30/Nov/2026:05:21:21 +0000"
+  kConnection,            // connection serial number (process-wide)
+  kConnectionRequests,    // requests so far on this connection, this one included
+  kRequestId,             // 32 random hex digits, fixed for the request
+  kPid,                   // process id
+  kBytesSent,             // (log) bytes sent to the client, head included
+  kBodyBytesSent,         // (log) body bytes sent to the client
+  kUpstreamScheme,        // "http" once a route with an upstream matched
+  kUpstreamHost,          // Host header sent upstream (after a node was picked)
+  kUpstreamAddr,          // "ip:port" per attempt (after a node was picked)
+  kUpstreamStatus,        // status per attempt (502/504 for failed ones)
+  kUpstreamConnectTime,   // "0.001" per attempt ("0.000" on a pooled connection, "-": none)
+  kUpstreamHeaderTime,    // time to the response head per attempt ("-": none)
+  kUpstreamResponseTime,  // time to the end of the response per attempt
+  kBalancerIp,            // picked node's IP
+  kBalancerPort,          // picked node's port
+  kRequestBody,           // the request body when buffered (else nil)
   kCount,
 };
 

@@ -11,7 +11,16 @@ constexpr std::array<std::string_view, static_cast<size_t>(BuiltinVar::kCount)> 
     "args",         "query_string", "is_args",           "request_method", "request_length",
     "route_id",     "route_name",  "service_id",         "service_name", "upstream_uri",
     "status",
+    "content_type", "content_length", "server_protocol", "server_name", "hostname",
+    "request", "document_uri", "request_time", "msec", "time_iso8601", "time_local",
+    "connection", "connection_requests", "request_id", "pid", "bytes_sent",
+    "body_bytes_sent", "upstream_scheme", "upstream_host", "upstream_addr",
+    "upstream_status", "upstream_connect_time", "upstream_header_time",
+    "upstream_response_time", "balancer_ip", "balancer_port", "request_body",
 };
+
+// Every builtin has a name (a missing one would leave an empty string at the end).
+static_assert(!kBuiltinNames.back().empty(), "kBuiltinNames is out of step with BuiltinVar");
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.size() > prefix.size() && s.substr(0, prefix.size()) == prefix;

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "plugins/echo/echo.h"
+#include "plugins/file_logger/file_logger.h"
 #include "plugins/ip_restriction/ip_restriction.h"
 #include "plugins/request_id/request_id.h"
 #include "plugins/response_rewrite/response_rewrite.h"
@@ -11,6 +12,7 @@ namespace turnpike::daemon {
 
 void RegisterBuiltinPlugins(proxy::PluginRegistry* registry) {
   registry->Register(std::make_unique<plugins::echo::EchoFactory>());
+  registry->Register(std::make_unique<plugins::file_logger::FileLoggerFactory>());
   registry->Register(std::make_unique<plugins::request_id::RequestIdFactory>());
   registry->Register(std::make_unique<plugins::ip_restriction::IpRestrictionFactory>());
   registry->Register(std::make_unique<plugins::response_rewrite::ResponseRewriteFactory>());

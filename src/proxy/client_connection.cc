@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <ctime>
 
@@ -267,6 +268,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   body_started_ = false;
   start_ms_ = uv_now(worker_->loop());
   bytes_sent_ = 0;
+  body_bytes_ = 0;
   resp_status_ = 0;
   worker_->mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
   keep_alive_ = req_.keep_alive && !worker_->draining();
@@ -299,6 +301,11 @@ void ClientConnection::HandleRequest(size_t head_len) {
   RefreshPeerRules();
   remote_addr_ = ResolveRemoteAddr();
   ctx_.Begin(&conn_info_, &req_, uri_, host_, remote_addr_);
+  ctx_.facts().Begin(start_ms_,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count(),
+                     head_len);
   std::string_view match_path = uri_;
   if (snapshot_->delete_uri_tail_slash && match_path.size() > 1 && match_path.back() == '/') {
     match_path.remove_suffix(1);

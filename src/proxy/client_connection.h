@@ -115,6 +115,7 @@ class ClientConnection final : public router::RouteFilter {
     return route_->has_timeout ? route_->timeout : upstream_->timeout;
   }
   void StartAttempt();
+  void ReportAttempt(const upstream::Node& node);
   void ConnectNode(bool fresh);
   void SendRequestHead();
   void EncodeRequestHead(std::string* out, const upstream::Node& node);

@@ -63,6 +63,7 @@ void ClientConnection::StartAttempt() {
   }
   tried_.Add(i);
   node_index_ = i;
+  ReportAttempt(upstream_->nodes->nodes[i]);
   if (attempts_ < attempt_status_.size()) attempt_status_[attempts_] = 0;
   ++attempts_;
   ConnectNode(/*fresh=*/false);
@@ -75,6 +76,7 @@ void ClientConnection::ConnectNode(bool fresh) {
   key.len = node.addr_len;
   if (!fresh) up_ = worker_->TakeIdle(key);
   if (up_ != nullptr) {
+    ctx_.facts().UpstreamConnected(uv_now(worker_->loop()), /*reused=*/true);
     up_->Attach(this);
     SendRequestHead();
     return;
@@ -89,10 +91,12 @@ void ClientConnection::OnUpstreamConnected(int status) {
     FailAttempt(status == UV_ETIMEDOUT ? 504 : 502, /*connect_phase=*/true);
     return;
   }
+  ctx_.facts().UpstreamConnected(uv_now(worker_->loop()), /*reused=*/false);
   SendRequestHead();
 }
 
 void ClientConnection::FailAttempt(int status, bool connect_phase) {
+  ctx_.facts().UpstreamEnd(status, uv_now(worker_->loop()));
   if (attempts_ > 0 && attempts_ <= attempt_status_.size()) attempt_status_[attempts_ - 1] = status;
   // A pooled connection the node closed in the meantime fails with EOF/RST (502), not with a
   // timeout.
@@ -132,6 +136,24 @@ void ClientConnection::ReleaseUpstream(bool reusable) {
     if (worker_->PutIdle(up, static_cast<size_t>(pool.size), pool.idle_timeout)) return;
   }
   up->Close();
+}
+
+// $upstream_addr, $upstream_host... of the attempt on `node` (the node's resolved address,
+// the Host header EncodeRequestHead will send).
+void ClientConnection::ReportAttempt(const upstream::Node& node) {
+  char ip[48] = {};
+  if (node.addr.ss_family == AF_INET6) {
+    uv_ip6_name(reinterpret_cast<const sockaddr_in6*>(&node.addr), ip, sizeof(ip));
+  } else {
+    uv_ip4_name(reinterpret_cast<const sockaddr_in*>(&node.addr), ip, sizeof(ip));
+  }
+  std::string_view host;
+  switch (upstream_->pass_host) {
+    case config::PassHost::kPass: host = req_.host.empty() ? host_ : req_.host; break;
+    case config::PassHost::kNode: host = node.host_header; break;
+    case config::PassHost::kRewrite: host = upstream_->upstream_host; break;
+  }
+  ctx_.facts().UpstreamAttempt(ip, node.port, host, uv_now(worker_->loop()));
 }
 
 // ---------------------------------------------------------------- request upstream
@@ -389,6 +411,7 @@ void ClientConnection::ProcessResponse() {
       continue;
     }
     resp_head_parsed_ = true;
+    ctx_.facts().UpstreamHeader(status, uv_now(worker_->loop()));
     if (attempts_ > 0 && attempts_ <= attempt_status_.size()) {
       attempt_status_[attempts_ - 1] = static_cast<uint16_t>(status);
     }
@@ -547,6 +570,7 @@ void ClientConnection::OnResponseWritten() {
     if (!up_->pending().empty()) ProcessResponse();
     return;
   }
+  ctx_.facts().UpstreamEnd(0, uv_now(worker_->loop()));
   bool reusable = up_ != nullptr && !up_discard_ && up_->head().keep_alive && req_body_done_ &&
                   !resp_close_delimited_ && !up_->writing() && !worker_->draining();
   ReleaseUpstream(reusable);

@@ -83,6 +83,8 @@ bool ClientConnection::FilterBody(std::string_view data, bool first, bool last,
 
 void ClientConnection::RunLogPhase() {
   ctx_.SetStatus(resp_status_);
+  // out_ still holds the head of the response that went out (proxied or local).
+  ctx_.facts().Finish(uv_now(worker_->loop()), bytes_sent_, body_bytes_, out_);
   ForEachPlugin(*snapshot_, route_, kPhaseLog, [&](const Plugin& p) {
     p.Log(ctx_);
     return false;

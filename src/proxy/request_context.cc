@@ -115,6 +115,11 @@ std::optional<const std::string*> HeaderEdits::Decides(std::string_view name) co
   return std::nullopt;
 }
 
+void RequestContext::VisitRequestHeaders(HeaderVisitor& visitor) const {
+  if (req_ == nullptr) return;
+  for (const http::Header& h : req_->headers) visitor.Visit(h.name, h.value);
+}
+
 std::optional<std::string_view> RequestContext::Header(std::string_view lower_name) const {
   for (const http::Header& h : req_->headers) {
     if (base::EqualsIgnoreCase(h.name, lower_name)) return h.value;
@@ -205,7 +210,8 @@ std::optional<std::string_view> RequestContext::Builtin(BuiltinVar v) {
     case BuiltinVar::kIsArgs:
       return req_->query.empty() ? std::string_view() : std::string_view("?");
     case BuiltinVar::kRequestMethod: return req_->method_name;
-    case BuiltinVar::kRequestLength: return std::nullopt;  // known in the log phase only
+    case BuiltinVar::kRequestLength:  // known in the log phase only
+      return facts_.Get(v, *req_, false);
     case BuiltinVar::kRouteId:
       if (route_ == nullptr) return std::nullopt;
       return std::string_view(route_->id);
@@ -224,6 +230,35 @@ std::optional<std::string_view> RequestContext::Builtin(BuiltinVar v) {
       auto [p, ec] = std::to_chars(status_text_, status_text_ + sizeof(status_text_), status_);
       return std::string_view(status_text_, static_cast<size_t>(p - status_text_));
     }
+    case BuiltinVar::kContentType: return Header("content-type");
+    case BuiltinVar::kContentLength: return Header("content-length");
+    case BuiltinVar::kServerProtocol:
+      return std::string_view(req_->version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
+    case BuiltinVar::kDocumentUri: return uri_;
+    case BuiltinVar::kServerName:
+    case BuiltinVar::kHostname:
+    case BuiltinVar::kRequest:
+    case BuiltinVar::kRequestTime:
+    case BuiltinVar::kMsec:
+    case BuiltinVar::kTimeIso8601:
+    case BuiltinVar::kTimeLocal:
+    case BuiltinVar::kConnection:
+    case BuiltinVar::kConnectionRequests:
+    case BuiltinVar::kRequestId:
+    case BuiltinVar::kPid:
+    case BuiltinVar::kBytesSent:
+    case BuiltinVar::kBodyBytesSent:
+    case BuiltinVar::kUpstreamScheme:
+    case BuiltinVar::kUpstreamHost:
+    case BuiltinVar::kUpstreamAddr:
+    case BuiltinVar::kUpstreamStatus:
+    case BuiltinVar::kUpstreamConnectTime:
+    case BuiltinVar::kUpstreamHeaderTime:
+    case BuiltinVar::kUpstreamResponseTime:
+    case BuiltinVar::kBalancerIp:
+    case BuiltinVar::kBalancerPort:
+    case BuiltinVar::kRequestBody:
+      return facts_.Get(v, *req_, route_ != nullptr && route_->upstream != nullptr);
     case BuiltinVar::kCount: break;
   }
   return std::nullopt;

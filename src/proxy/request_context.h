@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "http/message.h"
+#include "proxy/request_facts.h"
 #include "router/path_params.h"
 #include "turnpike/plugin.h"
 #include "turnpike/request_vars.h"
@@ -99,6 +100,15 @@ class RequestContext final : public PluginContext {
   }
   std::optional<std::string_view> ResponseHeader(std::string_view name) override;
   std::string* RequestScratch(const void* key) override;
+  void VisitRequestHeaders(HeaderVisitor& visitor) const override;
+  void VisitResponseHeaders(HeaderVisitor& visitor) const override {
+    facts_.VisitResponseHeaders(visitor);
+  }
+  RequestTiming timing() const override { return facts_.timing(); }
+
+  // Timings, upstream attempts and what was sent: the proxy reports them here as the request
+  // goes (RequestFacts::Begin right after Begin above).
+  RequestFacts& facts() { return facts_; }
 
   // The node's response headers, for ResponseHeader() (null for Turnpike's own answers).
   // Must outlive the header_filter phase.
@@ -122,6 +132,7 @@ class RequestContext final : public PluginContext {
 
  private:
   std::optional<std::string_view> Builtin(BuiltinVar v);
+  RequestFacts facts_;
 
   const ConnectionInfo* conn_ = nullptr;
   const http::RequestHead* req_ = nullptr;

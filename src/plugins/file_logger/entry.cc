@@ -1,0 +1,405 @@
+#include "plugins/file_logger/entry.h"
+
+#include <array>
+#include <charconv>
+#include <cstdio>
+
+namespace turnpike::plugins::file_logger {
+namespace {
+
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (Lower(a[i]) != Lower(b[i])) return false;
+  }
+  return true;
+}
+
+void AppendJsonStringLower(std::string* out, std::string_view s) {
+  out->push_back('"');
+  size_t start = out->size();
+  AppendJsonString(out, s);
+  // AppendJsonString added its own quotes: drop them, lowercase what is between.
+  out->erase(start, 1);
+  out->pop_back();
+  for (size_t i = start; i < out->size(); ++i) (*out)[i] = Lower((*out)[i]);
+  out->push_back('"');
+}
+
+void AppendInt(std::string* out, int64_t v) {
+  char buf[24];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, static_cast<size_t>(p - buf));
+}
+
+// A decimal string as a JSON number when it is one (nginx variables are text).
+void AppendNumberOrString(std::string* out, std::string_view s) {
+  bool digits = !s.empty() && s.size() < 19;
+  for (char c : s) digits = digits && c >= '0' && c <= '9';
+  if (digits) {
+    out->append(s);
+  } else {
+    AppendJsonString(out, s);
+  }
+}
+
+// ngx.unescape_uri for query arguments: %XX decoded, '+' is a space.
+void Unescape(std::string_view in, std::string* out) {
+  out->clear();
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c == '+') {
+      out->push_back(' ');
+    } else if (c == '%' && i + 2 < in.size() && hex(in[i + 1]) >= 0 && hex(in[i + 2]) >= 0) {
+      out->push_back(static_cast<char>(hex(in[i + 1]) * 16 + hex(in[i + 2])));
+      i += 2;
+    } else {
+      out->push_back(c);
+    }
+  }
+}
+
+// Variables the default entry reads, compiled once.
+struct FullLogVars {
+  VarRef scheme, host, server_port, request_uri, request_method, args, request_length,
+      bytes_sent, upstream_addr, route_id, service_id, remote_addr;
+  FullLogVars() {
+    auto v = [](std::string_view name) { return CompileVar(name).value(); };
+    scheme = v("scheme");
+    host = v("host");
+    server_port = v("server_port");
+    request_uri = v("request_uri");
+    request_method = v("request_method");
+    args = v("args");
+    request_length = v("request_length");
+    bytes_sent = v("bytes_sent");
+    upstream_addr = v("upstream_addr");
+    route_id = v("route_id");
+    service_id = v("service_id");
+    remote_addr = v("remote_addr");
+  }
+};
+
+const FullLogVars& Vars() {
+  static const FullLogVars vars;
+  return vars;
+}
+
+std::string_view Or(std::optional<std::string_view> v, std::string_view fallback = {}) {
+  return v ? *v : fallback;
+}
+
+void Key(std::string* out, bool* first, std::string_view key) {
+  if (!*first) out->push_back(',');
+  *first = false;
+  AppendJsonString(out, key);
+  out->push_back(':');
+}
+
+// ngx.req.get_uri_args(): decoded names; "a" -> true, "a=" -> ""; repeats -> arrays. At most
+// 100 arguments, as OpenResty's default.
+void WriteQueryArgs(std::string* out, std::string_view query) {
+  constexpr size_t kMax = 100;
+  std::array<std::string_view, kMax> pairs;
+  size_t n = 0;
+  while (!query.empty() && n < kMax) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    if (!pair.empty() && pair[0] != '=') pairs[n++] = pair;
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  thread_local std::string key, other, value;
+  auto raw_key = [](std::string_view pair) { return pair.substr(0, pair.find('=')); };
+  auto write_value = [&](std::string_view pair) {
+    size_t eq = pair.find('=');
+    if (eq == std::string_view::npos) {
+      out->append("true");
+      return;
+    }
+    Unescape(pair.substr(eq + 1), &value);
+    AppendJsonString(out, value);
+  };
+  out->push_back('{');
+  bool first = true;
+  for (size_t i = 0; i < n; ++i) {
+    Unescape(raw_key(pairs[i]), &key);
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) {
+      Unescape(raw_key(pairs[j]), &other);
+      seen = other == key;
+    }
+    if (seen) continue;
+    size_t count = 1;
+    for (size_t j = i + 1; j < n; ++j) {
+      Unescape(raw_key(pairs[j]), &other);
+      if (other == key) ++count;
+    }
+    Key(out, &first, key);
+    if (count == 1) {
+      write_value(pairs[i]);
+      continue;
+    }
+    out->push_back('[');
+    bool first_item = true;
+    for (size_t j = i; j < n; ++j) {
+      Unescape(raw_key(pairs[j]), &other);
+      if (other != key) continue;
+      if (!first_item) out->push_back(',');
+      first_item = false;
+      write_value(pairs[j]);
+    }
+    out->push_back(']');
+  }
+  out->push_back('}');
+}
+
+// ngx.req.get_headers() / ngx.resp.get_headers(): lowercased names; repeats -> arrays.
+void WriteHeaders(std::string* out, const PluginContext& ctx,
+                  void (PluginContext::*visit)(HeaderVisitor&) const) {
+  constexpr size_t kMax = 100;
+  std::array<std::pair<std::string_view, std::string_view>, kMax> headers;
+  size_t n = 0;
+  ForEachHeader(ctx, visit, [&](std::string_view name, std::string_view value) {
+    if (n < kMax) headers[n++] = {name, value};
+  });
+  out->push_back('{');
+  bool first = true;
+  for (size_t i = 0; i < n; ++i) {
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) seen = EqualsIgnoreCase(headers[j].first, headers[i].first);
+    if (seen) continue;
+    size_t count = 1;
+    for (size_t j = i + 1; j < n; ++j) count += EqualsIgnoreCase(headers[j].first, headers[i].first);
+    if (!first) out->push_back(',');
+    first = false;
+    AppendJsonStringLower(out, headers[i].first);
+    out->push_back(':');
+    if (count == 1) {
+      AppendJsonString(out, headers[i].second);
+      continue;
+    }
+    out->push_back('[');
+    bool first_item = true;
+    for (size_t j = i; j < n; ++j) {
+      if (!EqualsIgnoreCase(headers[j].first, headers[i].first)) continue;
+      if (!first_item) out->push_back(',');
+      first_item = false;
+      AppendJsonString(out, headers[j].second);
+    }
+    out->push_back(']');
+  }
+  out->push_back('}');
+}
+
+void WriteFormat(std::string* out, bool* first, PluginContext& ctx,
+                 const std::vector<FormatField>& format, const CollectedBodies& bodies,
+                 bool skip_route_keys);
+
+// Writes one field of a log_format into the object being written. A field whose variable is
+// nil is left out, as a nil in a Lua table is.
+void WriteField(std::string* out, bool* first, PluginContext& ctx, const FormatField& f,
+                const CollectedBodies& bodies) {
+  std::optional<std::string_view> text;
+  switch (f.kind) {
+    case FormatField::Kind::kVar:
+      text = ctx.Get(f.var);
+      if (!text) return;
+      break;
+    case FormatField::Kind::kUnknownVar: return;
+    case FormatField::Kind::kRequestBody:
+      text = bodies.request;
+      if (!text) return;
+      break;
+    case FormatField::Kind::kLiteral:
+    case FormatField::Kind::kObject: break;
+  }
+  if (!*first) out->push_back(',');
+  *first = false;
+  out->append(f.key_json);
+  out->push_back(':');
+  if (text) {
+    AppendJsonString(out, *text);
+  } else if (f.kind == FormatField::Kind::kLiteral) {
+    out->append(f.literal);
+  } else {
+    out->push_back('{');
+    bool inner_first = true;
+    WriteFormat(out, &inner_first, ctx, f.children, bodies, false);
+    out->push_back('}');
+  }
+}
+
+void WriteFormat(std::string* out, bool* first, PluginContext& ctx,
+                 const std::vector<FormatField>& format, const CollectedBodies& bodies,
+                 bool skip_route_keys) {
+  for (const FormatField& f : format) {
+    if (skip_route_keys && (f.key == "route_id" || f.key == "service_id")) continue;
+    WriteField(out, first, ctx, f, bodies);
+  }
+}
+
+void WriteCustom(PluginContext& ctx, const Config& config, const CollectedBodies& bodies,
+                 std::string* out) {
+  const FullLogVars& vars = Vars();
+  std::optional<std::string_view> route_id = ctx.Get(vars.route_id);
+  out->push_back('{');
+  bool first = true;
+  // get_custom_format_log then sets route_id and service_id from the matched route.
+  WriteFormat(out, &first, ctx, *config.log_format, bodies, route_id.has_value());
+  if (route_id) {
+    if (std::optional<std::string_view> service_id = ctx.Get(vars.service_id)) {
+      Key(out, &first, "service_id");
+      AppendJsonString(out, *service_id);
+    }
+    Key(out, &first, "route_id");
+    AppendJsonString(out, *route_id);
+  }
+  out->push_back('}');
+}
+
+void WriteFull(PluginContext& ctx, const Config& config, const CollectedBodies& bodies,
+               std::string* out) {
+  const FullLogVars& vars = Vars();
+  std::optional<std::string_view> route_id = ctx.Get(vars.route_id);
+  RequestTiming timing = ctx.timing();
+
+  out->append("{\"request\":{\"url\":");
+  {
+    // scheme://host:server_port + request_uri, built in a reused buffer.
+    thread_local std::string url;
+    url.assign(Or(ctx.Get(vars.scheme), "http"));
+    url.append("://");
+    url.append(Or(ctx.Get(vars.host)));
+    url.push_back(':');
+    url.append(Or(ctx.Get(vars.server_port)));
+    url.append(Or(ctx.Get(vars.request_uri)));
+    AppendJsonString(out, url);
+  }
+  out->append(",\"uri\":");
+  AppendJsonString(out, Or(ctx.Get(vars.request_uri)));
+  out->append(",\"method\":");
+  AppendJsonString(out, Or(ctx.Get(vars.request_method)));
+  out->append(",\"headers\":");
+  WriteHeaders(out, ctx, &PluginContext::VisitRequestHeaders);
+  out->append(",\"querystring\":");
+  WriteQueryArgs(out, Or(ctx.Get(vars.args)));
+  if (std::optional<std::string_view> size = ctx.Get(vars.request_length)) {
+    out->append(",\"size\":");
+    AppendNumberOrString(out, *size);
+  }
+  if (bodies.request) {
+    out->append(",\"body\":");
+    AppendJsonString(out, *bodies.request);
+  }
+  out->append("},\"response\":{\"status\":");
+  AppendInt(out, ctx.response_status());
+  out->append(",\"headers\":");
+  WriteHeaders(out, ctx, &PluginContext::VisitResponseHeaders);
+  if (std::optional<std::string_view> size = ctx.Get(vars.bytes_sent)) {
+    out->append(",\"size\":");
+    AppendNumberOrString(out, *size);
+  }
+  if (bodies.response) {
+    out->append(",\"body\":");
+    AppendJsonString(out, *bodies.response);
+  }
+  out->append("},\"server\":{\"hostname\":");
+  {
+    static const VarRef hostname = CompileVar("hostname").value();
+    AppendJsonString(out, Or(ctx.Get(hostname)));
+  }
+  out->append(",\"version\":");
+  AppendJsonString(out, TURNPIKE_VERSION);
+  out->push_back('}');
+  if (std::optional<std::string_view> addr = ctx.Get(vars.upstream_addr)) {
+    out->append(",\"upstream\":");
+    AppendJsonString(out, *addr);
+  }
+  out->append(",\"service_id\":");
+  if (route_id) {
+    AppendJsonString(out, Or(ctx.Get(vars.service_id)));
+    out->append(",\"route_id\":");
+    AppendJsonString(out, *route_id);
+  } else {
+    AppendJsonString(out, Or(ctx.Get(vars.host)));  // log-util: no route -> the host
+  }
+  out->append(",\"client_ip\":");
+  AppendJsonString(out, Or(ctx.Get(vars.remote_addr)));
+  out->append(",\"start_time\":");
+  AppendInt(out, timing.start_ms);
+  if (timing.latency_ms >= 0) {
+    out->append(",\"latency\":");
+    AppendInt(out, timing.latency_ms);
+    int64_t apisix = timing.latency_ms;
+    if (timing.upstream_ms >= 0) {
+      out->append(",\"upstream_latency\":");
+      AppendInt(out, timing.upstream_ms);
+      apisix = apisix > timing.upstream_ms ? apisix - timing.upstream_ms : 0;
+    }
+    out->append(",\"apisix_latency\":");
+    AppendInt(out, apisix);
+  }
+  if (!config.log_format_extra.empty()) {
+    // Extra fields never replace a default one.
+    static constexpr std::string_view kDefaultKeys[] = {
+        "request",   "response",  "server",     "upstream",         "service_id",
+        "route_id",  "consumer",  "client_ip",  "start_time",       "latency",
+        "upstream_latency",       "apisix_latency"};
+    bool first = false;
+    for (const FormatField& f : config.log_format_extra) {
+      bool taken = false;
+      for (std::string_view k : kDefaultKeys) taken = taken || k == f.key;
+      if (!taken) WriteField(out, &first, ctx, f, bodies);
+    }
+  }
+  out->push_back('}');
+}
+
+}  // namespace
+
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  size_t run = 0;  // start of the bytes not needing escapes
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) continue;
+    out->append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      case '\b': out->append("\\b"); break;
+      case '\f': out->append("\\f"); break;
+      default: {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+        out->append(buf, 6);
+      }
+    }
+  }
+  out->append(s.data() + run, s.size() - run);
+  out->push_back('"');
+}
+
+void FormatEntry(PluginContext& ctx, const Config& config, const CollectedBodies& bodies,
+                 std::string* out) {
+  if (config.log_format) {
+    WriteCustom(ctx, config, bodies, out);
+  } else {
+    WriteFull(ctx, config, bodies, out);
+  }
+}
+
+}  // namespace turnpike::plugins::file_logger

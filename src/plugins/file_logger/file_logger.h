@@ -1,0 +1,49 @@
+// file-logger: runtime part. body_filter collects the response body when include_resp_body
+// asks for it (into the request's plugin scratch, capped at max_resp_body_bytes); log checks
+// `match`, formats the entry (entry.h) on the worker and hands the line to the shared
+// LogWriter, which writes it from its own thread (the worker never touches the disk).
+#pragma once
+
+#include <memory>
+
+#include "plugins/file_logger/config.h"
+#include "plugins/file_logger/log_writer.h"
+#include "turnpike/plugin.h"
+
+namespace turnpike::plugins::file_logger {
+
+class FileLoggerPlugin final : public Plugin {
+ public:
+  FileLoggerPlugin(Config config, std::shared_ptr<LogFile> file)
+      : config_(std::move(config)), file_(std::move(file)) {}
+  uint32_t phases() const override {
+    return kPhaseLog | (config_.include_resp_body ? kPhaseBodyFilter : 0u);
+  }
+  void BodyFilter(PluginContext& ctx, BodyPiece& piece) const override;
+  void Log(PluginContext& ctx) const override;
+
+  const Config& config() const { return config_; }
+  const LogFile& file() const { return *file_; }
+
+ private:
+  bool Matches(PluginContext& ctx) const;
+
+  Config config_;
+  std::shared_ptr<LogFile> file_;
+};
+
+class FileLoggerFactory final : public PluginFactory {
+ public:
+  // `writer` is shared by every instance; nullptr makes one.
+  explicit FileLoggerFactory(std::shared_ptr<LogWriter> writer = nullptr);
+  std::string_view name() const override { return "file-logger"; }
+  int priority() const override { return 399; }
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override;
+
+  LogWriter& writer() const { return *writer_; }
+
+ private:
+  std::shared_ptr<LogWriter> writer_;
+};
+
+}  // namespace turnpike::plugins::file_logger

@@ -69,10 +69,15 @@ bool ClientConnection::FilterBody(std::string_view data, bool first, bool last,
   piece.data = data;
   piece.first = first;
   piece.last = last;
-  size_t n = 0;
   ForEachPlugin(*snapshot_, route_, kPhaseBodyFilter, [&](const Plugin& p) {
-    // Alternate scratch buffers: a filter may read the previous filter's output.
-    piece.out = &filter_scratch_[n++ % 2];
+    // Two scratch buffers: a filter's input may be an earlier filter's output, so it gets
+    // the buffer its input does not live in (filters that pass a piece through leave it
+    // where it was, so plain alternation could hand a filter its own input).
+    const std::string& first = filter_scratch_[0];
+    auto at = reinterpret_cast<uintptr_t>(piece.data.data());
+    auto begin = reinterpret_cast<uintptr_t>(first.data());
+    bool in_first = !first.empty() && at >= begin && at <= begin + first.size();
+    piece.out = &filter_scratch_[in_first ? 1 : 0];
     p.BodyFilter(ctx_, piece);
     return false;
   });

@@ -40,10 +40,12 @@ std::vector<std::string> TakeTrace() {
   return t;
 }
 
-// A plugin implementing every phase; `deny: true` answers 403 in access.
+// A plugin implementing every phase; `deny: true` answers 403 in access; `pass: true` leaves
+// the body as it is.
 class Recorder final : public Plugin {
  public:
-  Recorder(std::string name, bool deny) : name_(std::move(name)), deny_(deny) {}
+  Recorder(std::string name, bool deny, bool pass)
+      : name_(std::move(name)), deny_(deny), pass_(pass) {}
   uint32_t phases() const override {
     return kPhaseRewrite | kPhaseAccess | kPhaseHeaderFilter | kPhaseBodyFilter | kPhaseLog;
   }
@@ -62,10 +64,14 @@ class Recorder final : public Plugin {
   }
   void BodyFilter(PluginContext&, BodyPiece& piece) const override {
     if (piece.first) Trace("body_filter:" + name_);
-    if (!piece.last) return;
-    piece.out->assign(piece.data);
-    piece.out->append("[" + name_ + "]");
-    piece.data = *piece.out;
+    if (!piece.last || pass_) return;
+    // Written like echo: clear the scratch, then build the output from the input.
+    std::string_view in = piece.data;
+    std::string& out = *piece.out;
+    out.clear();
+    out.append(in);
+    out.append("[" + name_ + "]");
+    piece.data = out;
   }
   void Log(PluginContext& ctx) const override {
     std::optional<std::string_view> route = ctx.Get(CompileVar("route_id").value());
@@ -75,6 +81,7 @@ class Recorder final : public Plugin {
  private:
   std::string name_;
   bool deny_;
+  bool pass_;
 };
 
 class RecorderFactory final : public PluginFactory {
@@ -85,7 +92,7 @@ class RecorderFactory final : public PluginFactory {
   StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override {
     if (!conf.is_object()) return Status::Error("expected object");
     return PluginConstSharedPtr(
-        std::make_shared<Recorder>(name_, conf.value("deny", false)));
+        std::make_shared<Recorder>(name_, conf.value("deny", false), conf.value("pass", false)));
   }
 
  private:
@@ -137,6 +144,7 @@ class PluginChainTest : public ::testing::Test {
     registry_.Register(std::make_unique<RecorderFactory>("high", 2000));
     registry_.Register(std::make_unique<RecorderFactory>("low", 10));
     registry_.Register(std::make_unique<RecorderFactory>("global", 500));
+    registry_.Register(std::make_unique<RecorderFactory>("mid", 100));
 
     config::RoutesConfig routes;
     config::UpstreamSpec up;
@@ -152,6 +160,11 @@ class PluginChainTest : public ::testing::Test {
     deny.uris = {"/deny"};
     deny.plugins = {Spec("high", {{"deny", true}}), Spec("low")};
     routes.routes.push_back(deny);
+    config::RouteSpec relay = ok;
+    relay.id = "relay";
+    relay.uris = {"/relay"};
+    relay.plugins = {Spec("high"), Spec("mid", {{"pass", true}}), Spec("low")};
+    routes.routes.push_back(relay);
     config::GlobalRuleSpec g;
     g.id = "g";
     g.plugins = {Spec("global")};
@@ -226,6 +239,16 @@ TEST_F(PluginChainTest, AccessMayAnswerAndFiltersStillRun) {
       "body_filter:global", "body_filter:high", "body_filter:low",
       "log:global:deny", "log:high:deny", "log:low:deny"};
   EXPECT_EQ(WaitTrace(expected.size()), expected);
+}
+
+TEST_F(PluginChainTest, AFilterAfterAPassThroughStillSeesItsInput) {
+  // global and high rewrite the last piece, mid passes it on untouched, low rewrites it
+  // again: low must not be handed the buffer its input lives in as its scratch.
+  testing::HttpResponse r = testing::Get(port_, "/relay");
+  EXPECT_EQ(r.status, 200);
+  ASSERT_GT(r.body.size(), 19u);
+  EXPECT_EQ(r.body.substr(r.body.size() - 19), "[global][high][low]");
+  EXPECT_EQ(r.body.find("GET /relay"), 0u) << r.body;
 }
 
 TEST_F(PluginChainTest, GlobalRulesRunForUnmatchedRequests) {

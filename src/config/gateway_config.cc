@@ -346,6 +346,17 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
        [&](const Field& x) {
          if (std::optional<uint64_t> v = ReadSize(x, d)) cfg.client_max_body_size = *v;
        }},
+      {"client_body_buffer_size",
+       [&](const Field& x) {
+         // Held in memory per request that reads a form body before routing (post_arg_*).
+         constexpr uint64_t kMax = 1ull << 30;
+         std::optional<uint64_t> v = ReadSize(x, d);
+         if (v && *v > kMax) {
+           d.Error(x.at(), x.path, "must be at most 1g");
+         } else if (v) {
+           cfg.client_body_buffer_size = *v;
+         }
+       }},
       {"enable_access_log", SetBool(d, &cfg.enable_access_log)},
       {"access_log",
        [&](const Field& x) {

@@ -61,6 +61,10 @@ struct GatewayConfig {
   double client_header_timeout = 60;         // nginx_config.http.client_header_timeout (s)
   double send_timeout = 10;                  // nginx_config.http.send_timeout (s)
   uint64_t client_max_body_size = 0;         // bytes; 0 = unlimited
+  // nginx_config.http.client_body_buffer_size: the most of a request body read into memory
+  // before routing, for post_arg_* variables (nginx's 16k default on 64-bit). A larger body
+  // streams through and has no post_arg_* fields, as in APISIX when nginx spooled it to disk.
+  uint64_t client_body_buffer_size = 16 * 1024;
   KeepalivePool upstream_keepalive;          // nginx_config.http.upstream.*
   std::string error_log_level = "warn";      // nginx_config.error_log_level
   std::string access_log;                    // nginx_config.http.access_log path; "" = off

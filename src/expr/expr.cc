@@ -8,6 +8,13 @@ namespace turnpike::expr {
 Expr::Expr() = default;
 Expr::~Expr() = default;
 
+bool Expr::Reads(VarRef::Kind kind) const {
+  for (const Clause& c : clauses_) {
+    if (c.var.kind == kind) return true;
+  }
+  return false;
+}
+
 bool Expr::Eval(RequestVars& vars) const {
   if (groups_.empty()) return true;
   return EvalGroup(root_, vars);

@@ -57,6 +57,10 @@ class Expr {
 
   bool empty() const { return groups_.empty(); }
 
+  // Whether some clause reads a variable of `kind` (kPostArg: the request body must be read
+  // before the expression can be evaluated). Control thread, at snapshot build.
+  bool Reads(VarRef::Kind kind) const;
+
   ~Expr();
   Expr(const Expr&) = delete;
   Expr& operator=(const Expr&) = delete;

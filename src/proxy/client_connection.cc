@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstring>
@@ -153,6 +154,9 @@ void ClientConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   // during an exchange, body bytes an upstream write is sending.
   if (c->state_ == State::kLingering) c->begin_ = c->end_ = 0;
   if (c->begin_ == c->end_ && c->state_ == State::kReadingHead) c->begin_ = c->end_ = 0;
+  if (c->begin_ == c->end_ && c->state_ == State::kReadingBody) {
+    c->begin_ = c->end_ = c->head_end_;
+  }
   if (c->begin_ == c->end_ && c->state_ == State::kProxying && !c->body_inflight_) {
     c->begin_ = c->end_ = c->head_end_;
   }
@@ -181,6 +185,9 @@ void ClientConnection::OnData() {
   switch (state_) {
     case State::kReadingHead:
       ProcessHead();
+      break;
+    case State::kReadingBody:
+      ReadBody();
       break;
     case State::kProxying:
       ForwardRequestBody();
@@ -306,6 +313,19 @@ void ClientConnection::HandleRequest(size_t head_len) {
                          std::chrono::system_clock::now().time_since_epoch())
                          .count(),
                      head_len);
+  continue_sent_ = false;
+  if (snapshot_->needs_post_args && !req_body_done_) {
+    std::optional<std::string_view> type = ctx_.Header("content-type");
+    if (type && RequestContext::IsFormContentType(*type)) {
+      StartReadingBody();  // routes on post_arg_*: the body first (RouteRequest follows)
+      return;
+    }
+  }
+  RouteRequest();
+}
+
+// Routing, rewrite/access and the start of the exchange with the chosen upstream.
+void ClientConnection::RouteRequest() {
   std::string_view match_path = uri_;
   if (snapshot_->delete_uri_tail_slash && match_path.size() > 1 && match_path.back() == '/') {
     match_path.remove_suffix(1);
@@ -335,18 +355,85 @@ void ClientConnection::HandleRequest(size_t head_len) {
   stale_retry_used_ = false;
   request_sent_ = false;
   body_fed_ = false;
-  body_inflight_ = false;
-  body_bytes_ = 0;
+  body_inflight_ = false;  // body_bytes_ counts from HandleRequest (a body read before routing)
   resp_head_parsed_ = resp_head_sent_ = resp_done_ = false;
   resp_chunked_ = resp_close_delimited_ = false;
   up_eof_pending_ = false;
   up_discard_ = false;
   first_attempt_ms_ = uv_now(worker_->loop());
-  if (req_.expect_continue && !req_body_done_) {
-    uv_buf_t b = uv_buf_init(const_cast<char*>(kContinue.data()), kContinue.size());
-    uv_write(&continue_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &b, 1, &OnContinueWritten);
-  }
+  if (req_.expect_continue && !req_body_done_ && !continue_sent_) SendContinue();
   StartAttempt();
+}
+
+void ClientConnection::SendContinue() {
+  continue_sent_ = true;
+  uv_buf_t b = uv_buf_init(const_cast<char*>(kContinue.data()), kContinue.size());
+  uv_write(&continue_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &b, 1, &OnContinueWritten);
+}
+
+// ---------------------------------------------------------------- a body read before routing
+
+// A form body while the snapshot has post_arg_* readers is read before routing, as APISIX's
+// ngx.req.read_body(): its decoded bytes go into body_buf_ (a worker pool buffer), up to
+// client_body_buffer_size. The exchange then forwards body_buf_ first (on every attempt) and
+// streams whatever the client still sends after it.
+void ClientConnection::StartReadingBody() {
+  state_ = State::kReadingBody;
+  body_buf_ = worker_->TakeBodyBuffer();
+  body_buffered_ = true;
+  uint64_t want = worker_->gateway().client_body_buffer_size + 1;
+  if (req_.framing == http::Framing::kContentLength) want = std::min(want, req_.content_length);
+  if (body_buf_.capacity() < want) body_buf_.reserve(want);
+  if (req_.expect_continue) SendContinue();
+  ReadBody();
+}
+
+void ClientConnection::ReadBody() {
+  const uint64_t limit = worker_->gateway().client_body_buffer_size;
+  while (begin_ < end_ && !req_body_done_ && body_buf_.size() <= limit) {
+    // Framing only adds bytes, so feeding no more than the room left keeps the buffer within
+    // one byte of the limit; that byte past it says "over the limit".
+    size_t room = static_cast<size_t>(limit - body_buf_.size());
+    size_t n = std::min(end_ - begin_, std::max<size_t>(room, 1));
+    spans_.clear();
+    http::BodyChunk r = parser_.FeedBody(buf_ + begin_, n, &spans_);
+    if (r.error) {
+      keep_alive_ = false;
+      req_body_done_ = true;  // unknown framing: nothing more is read
+      ReplyLocal(400, "");
+      return;
+    }
+    begin_ += r.consumed;
+    for (std::string_view s : spans_) body_buf_.append(s);
+    req_body_done_ = r.complete;
+  }
+  uint64_t max_body = worker_->gateway().client_max_body_size;
+  if (max_body != 0 && body_buf_.size() > max_body) {
+    keep_alive_ = false;
+    ReplyLocal(413, "");
+    return;
+  }
+  if (!req_body_done_ && body_buf_.size() <= limit) {
+    StartReading();
+    ArmTimer(worker_->gateway().client_header_timeout);  // a stalled body closes, as below
+    return;
+  }
+  // Whole, or over the limit: then post_arg_* stay nil (APISIX: the body went to a temp file)
+  // and the rest streams behind body_buf_.
+  timer_.Disarm();
+  body_bytes_ = body_buf_.size();
+  if (req_body_done_ && body_buf_.size() <= limit) {
+    ctx_.SetBufferedBody(body_buf_);
+    ctx_.facts().SetRequestBody(body_buf_);  // $request_body, as nginx's in-memory body
+  }
+  RouteRequest();
+}
+
+void ClientConnection::ReleaseBodyBuffer() {
+  if (!body_buffered_) return;
+  body_buffered_ = false;
+  worker_->ReturnBodyBuffer(std::move(body_buf_));
+  body_buf_ = std::string();
 }
 
 // `params` is ctx_.params() (see HandleRequest), already holding this candidate's values.
@@ -602,6 +689,7 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
 void ClientConnection::FinishExchange() {
   if (phases_ran_) RunLogPhase();
   if (AccessLog* log = worker_->access_log()) WriteAccessLog(log);
+  ReleaseBodyBuffer();  // after the log phase: post_arg_* may still be read there
   snapshot_.reset();
   route_ = nullptr;
   upstream_ = nullptr;

@@ -60,6 +60,7 @@ class ClientConnection final : public router::RouteFilter {
  private:
   enum class State : uint8_t {
     kReadingHead,   // waiting for (the rest of) a request head
+    kReadingBody,   // reading a form body before routing (post_arg_*), see StartReadingBody
     kProxying,      // exchange with an upstream in progress
     kLocalReply,    // writing a response Turnpike generated itself
     kLingering,     // response sent, discarding input before closing
@@ -86,6 +87,11 @@ class ClientConnection final : public router::RouteFilter {
   void OnData();
   void ProcessHead();
   void HandleRequest(size_t head_len);
+  void RouteRequest();
+  void SendContinue();
+  void StartReadingBody();
+  void ReadBody();
+  void ReleaseBodyBuffer();
   bool SkipRequestBody();
   void ReplyLocal(int status, std::string_view message);
   void SendLocal(int status, std::string_view body, std::string_view content_type);
@@ -119,6 +125,7 @@ class ClientConnection final : public router::RouteFilter {
   void ConnectNode(bool fresh);
   void SendRequestHead();
   void EncodeRequestHead(std::string* out, const upstream::Node& node);
+  void AppendBufferedBody();
   int AppendRequestBody();
   void ForwardRequestBody();
   void ProcessResponse();
@@ -195,7 +202,8 @@ class ClientConnection final : public router::RouteFilter {
 
   bool request_sent_ = false;        // some of the request was written to an upstream
   bool req_body_done_ = false;       // the whole request body was read from the client
-  bool body_fed_ = false;            // body bytes went to an upstream: no retry possible
+  bool body_fed_ = false;            // streamed body bytes went to an upstream: no retry
+                                     // (a body read before routing is kept: it can be resent)
   bool body_inflight_ = false;       // an upstream write refers to our read buffer
   uint64_t body_bytes_ = 0;          // request body bytes so far (client_max_body_size)
   bool resp_head_parsed_ = false;
@@ -213,6 +221,13 @@ class ClientConnection final : public router::RouteFilter {
   std::vector<uv_buf_t> up_bufs_;                 // iovecs of the upstream write in flight
   std::vector<std::array<char, 20>> resp_chunk_heads_;  // "<hex>\r\n" per re-chunked span
   std::vector<std::array<char, 20>> req_chunk_heads_;
+
+  // The start of the request body, read before routing (StartReadingBody): decoded bytes,
+  // at most client_body_buffer_size + 1. Forwarded before the rest of the stream.
+  std::string body_buf_;
+  bool body_buffered_ = false;       // body_buf_ belongs to this request (from the worker pool)
+  bool continue_sent_ = false;       // "100 Continue" went out for this request
+  std::array<char, 20> body_buf_chunk_head_{};  // "<hex>\r\n" when re-chunking body_buf_
 };
 
 }  // namespace turnpike::proxy

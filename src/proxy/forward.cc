@@ -293,6 +293,7 @@ void ClientConnection::SendRequestHead() {
   resp_head_parsed_ = false;
   up_bufs_.clear();
   up_bufs_.push_back(Buf(up_->request_head()));
+  AppendBufferedBody();
   int rc = AppendRequestBody();
   if (rc != 0) {
     up_->Close();
@@ -307,6 +308,26 @@ void ClientConnection::SendRequestHead() {
   up_->ArmTimer(t.send);
   up_->StartReading();
   up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));  // may complete here
+}
+
+// The body read before routing goes first, framed as the request's own; it stays in
+// body_buf_, so every attempt sends it again.
+void ClientConnection::AppendBufferedBody() {
+  if (!body_buffered_) return;
+  bool chunked = req_.framing == http::Framing::kChunked;
+  if (!body_buf_.empty()) {
+    if (chunked) {
+      char* h = body_buf_chunk_head_.data();
+      auto [p, ec] = std::to_chars(h, h + 16, body_buf_.size(), 16);
+      *p++ = '\r';
+      *p++ = '\n';
+      up_bufs_.push_back(uv_buf_init(h, static_cast<unsigned>(p - h)));
+    }
+    up_bufs_.push_back(Buf(body_buf_));
+    if (chunked) up_bufs_.push_back(Buf(kCrlf));
+  }
+  // Complete already: AppendRequestBody adds nothing, so the last chunk is ours to send.
+  if (chunked && req_body_done_) up_bufs_.push_back(Buf(kLastChunk));
 }
 
 int ClientConnection::AppendRequestBody() {

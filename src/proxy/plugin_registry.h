@@ -29,6 +29,9 @@ struct PluginChain {
     std::string name;
     int priority = 0;
     PluginConstSharedPtr plugin;
+    // The configuration names a post_arg_* variable (in a vars expression or a $template):
+    // form bodies must be read before the request phases (see Route::needs_post_args).
+    bool reads_post_args = false;
   };
   std::vector<Entry> entries;
   uint32_t phases = 0;  // union of the entries' phases

@@ -30,6 +30,8 @@ void RequestContext::Begin(const ConnectionInfo* conn, const http::RequestHead* 
   responded_ = false;
   respond_status_ = 0;
   body_modified_ = false;
+  buffered_body_.reset();
+  post_args_parsed_ = false;
   upstream_response_headers_ = nullptr;
   // A slot that once buffered a large body gives its memory back rather than pinning it to
   // the connection for good.
@@ -158,6 +160,26 @@ std::optional<std::string_view> RequestContext::CookieValue(std::string_view coo
   return std::nullopt;
 }
 
+// APISIX's post_arg_NAME (core/ctx.lua): only for a Content-Type starting with
+// application/x-www-form-urlencoded, the first value of the decoded field. Bodies the proxy
+// did not read whole (none needed it, or it was over client_body_buffer_size: nginx put it in
+// a temp file, which get_post_args refuses) have no fields.
+std::optional<std::string_view> RequestContext::PostArg(std::string_view name) {
+  if (!buffered_body_) return std::nullopt;
+  if (!post_args_parsed_) {
+    std::optional<std::string_view> type = Header("content-type");
+    if (!type || !IsFormContentType(*type)) return std::nullopt;
+    post_args_.Parse(*buffered_body_);
+    post_args_parsed_ = true;
+  }
+  return post_args_.Get(name);
+}
+
+bool RequestContext::IsFormContentType(std::string_view content_type) {
+  constexpr std::string_view kForm = "application/x-www-form-urlencoded";
+  return content_type.substr(0, kForm.size()) == kForm;
+}
+
 std::optional<std::string_view> RequestContext::Get(const VarRef& var) {
   switch (var.kind) {
     case VarRef::Kind::kBuiltin:
@@ -173,8 +195,7 @@ std::optional<std::string_view> RequestContext::Get(const VarRef& var) {
       }
       return std::nullopt;
     case VarRef::Kind::kPostArg:
-      // Bodies stream through without being buffered, so form fields are not available.
-      return std::nullopt;
+      return PostArg(var.name);
     case VarRef::Kind::kUriParam:
       for (uint8_t i = 0; i < params_.count; ++i) {
         if (params_.names[i] == var.name) return params_.values[i];

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "http/form_args.h"
 #include "http/message.h"
 #include "proxy/request_facts.h"
 #include "router/path_params.h"
@@ -116,6 +117,12 @@ class RequestContext final : public PluginContext {
     upstream_response_headers_ = headers;
   }
 
+  // The whole request body, when the proxy read it before routing (a form body while the
+  // snapshot needs post_arg_*); empty optional when the body streams through unread. Must
+  // outlive the request. post_arg_* lookups parse it on first use.
+  void SetBufferedBody(std::string_view body) { buffered_body_ = body; }
+  std::optional<std::string_view> buffered_body() const { return buffered_body_; }
+
   // What the plugins asked for (read by the proxy).
   bool responded() const { return responded_; }
   int respond_status() const { return respond_status_; }
@@ -129,9 +136,13 @@ class RequestContext final : public PluginContext {
   static std::optional<std::string_view> QueryArg(std::string_view query, std::string_view name);
   static std::optional<std::string_view> CookieValue(std::string_view cookies,
                                                      std::string_view name);
+  // Content-Type starts with application/x-www-form-urlencoded (case-sensitive, as APISIX's
+  // has_prefix): the body has post_arg_* fields.
+  static bool IsFormContentType(std::string_view content_type);
 
  private:
   std::optional<std::string_view> Builtin(BuiltinVar v);
+  std::optional<std::string_view> PostArg(std::string_view name);
   RequestFacts facts_;
 
   const ConnectionInfo* conn_ = nullptr;
@@ -152,6 +163,9 @@ class RequestContext final : public PluginContext {
   std::string respond_body_;
   bool body_modified_ = false;
   const std::vector<http::Header>* upstream_response_headers_ = nullptr;
+  std::optional<std::string_view> buffered_body_;  // see SetBufferedBody
+  http::FormArgs post_args_;                       // buffered_body_'s fields, once parsed
+  bool post_args_parsed_ = false;
   // RequestScratch slots: [0, scratch_count_) belong to the current request.
   std::vector<std::pair<const void*, std::string>> scratch_;
   size_t scratch_count_ = 0;

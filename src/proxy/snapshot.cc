@@ -112,6 +112,34 @@ class UpstreamBuilder {
 
 namespace {
 
+// Whether a plugin configuration mentions a post_arg_* variable anywhere (a vars expression,
+// a "$post_arg_x" template...). Plugins see variables only through names in their
+// configuration, so this finds every plugin that may read one; a false positive only costs
+// buffering a form body.
+bool MentionsPostArg(const nlohmann::json& conf) {
+  constexpr std::string_view kPrefix = "post_arg_";
+  if (conf.is_string()) {
+    return conf.get_ref<const std::string&>().find(kPrefix) != std::string::npos;
+  }
+  if (conf.is_object()) {
+    for (auto it = conf.begin(); it != conf.end(); ++it) {
+      if (it.key().find(kPrefix) != std::string::npos || MentionsPostArg(it.value())) return true;
+    }
+  } else if (conf.is_array()) {
+    for (const nlohmann::json& item : conf) {
+      if (MentionsPostArg(item)) return true;
+    }
+  }
+  return false;
+}
+
+bool ChainReadsPostArgs(const PluginChain& chain) {
+  for (const PluginChain::Entry& e : chain.entries) {
+    if (e.reads_post_args) return true;
+  }
+  return false;
+}
+
 // Compiles one owner's `plugins:` into chain entries. Returns false (with `error`) when a
 // plugin is unknown, not enabled, or its configuration is invalid: the owner is skipped.
 class PluginCompiler {
@@ -151,7 +179,7 @@ class PluginCompiler {
                       " err: " + plugin.status().message()};
         return false;
       }
-      out->push_back({spec.name, factory->priority(), plugin.value()});
+      out->push_back({spec.name, factory->priority(), plugin.value(), MentionsPostArg(conf)});
     }
     return true;
   }
@@ -228,6 +256,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     }
     chain.Sort();
     snap->global_phases |= chain.phases;
+    if (ChainReadsPostArgs(chain)) snap->needs_post_args = true;
     snap->global_rules.push_back(std::move(chain));
   }
 
@@ -322,6 +351,9 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     }
     Overlay(&route.chain.entries, own);
     route.chain.Sort();
+    route.needs_post_args = (route.vars != nullptr && route.vars->Reads(VarRef::Kind::kPostArg)) ||
+                            ChainReadsPostArgs(route.chain);
+    if (route.needs_post_args) snap->needs_post_args = true;
 
     // Upstream: upstream_id wins over an inline upstream; the route's over the service's.
     std::string_view upstream_id = spec.upstream_id;

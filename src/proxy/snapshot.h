@@ -45,6 +45,8 @@ struct Route {
   // Predicates the router asks about (RouteKey::has_filter): client address, `vars`.
   std::optional<expr::IpMatcher> remote_addrs;
   expr::ExprConstPtr vars;
+  // `vars` or one of the route's plugins reads post_arg_* variables.
+  bool needs_post_args = false;
 };
 
 // Client-address rules from config.yaml, compiled (reference §3.2, §7.3).
@@ -68,6 +70,10 @@ struct Snapshot {
   bool delete_uri_tail_slash = false;
   std::vector<PluginChain> global_rules;         // run for every request, matched or not
   uint32_t global_phases = 0;                    // union of the global rules' phases
+  // Some route or global rule reads post_arg_* variables: a worker then reads a form body
+  // (application/x-www-form-urlencoded, up to client_body_buffer_size) before routing.
+  // Otherwise bodies always stream through unread.
+  bool needs_post_args = false;
 };
 
 using SnapshotConstSharedPtr = std::shared_ptr<const Snapshot>;

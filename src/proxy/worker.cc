@@ -121,6 +121,25 @@ void Worker::ApplySnapshot(SnapshotConstSharedPtr next) {
 
 std::string_view Worker::Date() { return date_.Get(std::time(nullptr)); }
 
+std::string Worker::TakeBodyBuffer() {
+  if (body_buffers_.empty()) return {};
+  std::string b = std::move(body_buffers_.back());
+  body_buffers_.pop_back();
+  return b;
+}
+
+void Worker::ReturnBodyBuffer(std::string buffer) {
+  // Enough for the connections buffering at once on a busy worker; beyond that, and for
+  // buffers a since-shrunk limit no longer needs, the memory goes back.
+  constexpr size_t kMaxIdleBuffers = 64;
+  if (buffer.capacity() < 256 || body_buffers_.size() >= kMaxIdleBuffers ||
+      buffer.capacity() > 2 * gateway_->client_body_buffer_size + 64) {
+    return;
+  }
+  buffer.clear();
+  body_buffers_.push_back(std::move(buffer));
+}
+
 std::string_view Worker::LocalTime() { return local_time_.Get(std::time(nullptr)); }
 
 uint32_t Worker::PickNode(const Upstream& up, const upstream::TriedSet& tried) {

@@ -83,6 +83,10 @@ class Worker {
   std::string_view Date();
   AccessLog* access_log() const { return access_log_.get(); }
   std::string& log_line() { return log_line_; }  // scratch buffer for access-log lines
+  // Buffers for request bodies read before routing (post_arg_*): taken for one request and
+  // given back at its end, so their capacity is reused (no allocation once warm).
+  std::string TakeBodyBuffer();
+  void ReturnBodyBuffer(std::string buffer);
   std::string_view LocalTime();                  // "30/Nov/2026:05:21:21 +0000", cached
   std::string_view server_header() const { return server_header_; }  // "Server: ...\r\n"
   WorkerStats& mutable_stats() { return stats_; }
@@ -135,6 +139,7 @@ class Worker {
   core::TimeText local_time_{core::TimeText::kLogTime, /*local=*/true};
   std::shared_ptr<AccessLog> access_log_;
   std::string log_line_;
+  std::vector<std::string> body_buffers_;  // idle body buffers (bounded, see ReturnBodyBuffer)
   std::string server_header_;
   WorkerStats stats_;
 };

@@ -385,5 +385,21 @@ deployment:
                    "and has no default (use ${{TP_CFG_TEST_UNSET:=value}})"}));
 }
 
+TEST_F(GatewayConfigTest, ClientBodyBufferSize) {
+  EXPECT_EQ(Parse("apisix: {}\n").value->client_body_buffer_size, 16u * 1024);  // nginx's default
+  EXPECT_EQ(Parse("nginx_config:\n  http:\n    client_body_buffer_size: 64k\n")
+                .value->client_body_buffer_size,
+            64u * 1024);
+  EXPECT_EQ(Parse("nginx_config:\n  http:\n    client_body_buffer_size: 0\n")
+                .value->client_body_buffer_size,
+            0u);
+  EXPECT_EQ(Errors("nginx_config:\n  http:\n    client_body_buffer_size: 2g\n"),
+            (Lines{"conf/config.yaml:3:30: nginx_config.http.client_body_buffer_size: must be at "
+                   "most 1g"}));
+  EXPECT_EQ(Errors("nginx_config:\n  http:\n    client_body_buffer_size: lots\n"),
+            (Lines{"conf/config.yaml:3:30: nginx_config.http.client_body_buffer_size: invalid "
+                   "size \"lots\": expected e.g. 1024, 8k, 10m, 1g"}));
+}
+
 }  // namespace
 }  // namespace turnpike::config

@@ -321,3 +321,26 @@ TEST(ExprTest, VariablesAreCompiled) {
 
 }  // namespace
 }  // namespace turnpike::expr
+
+namespace turnpike::expr {
+namespace {
+
+TEST(ExprTest, ReadsReportsTheKindsOfVariablesUsed) {
+  ExprConstPtr plain = MustCompile(R"([["arg_a", "==", "1"], ["http_x", "~~", "y"]])");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_FALSE(plain->Reads(VarRef::Kind::kPostArg));
+  EXPECT_TRUE(plain->Reads(VarRef::Kind::kArg));
+  EXPECT_TRUE(plain->Reads(VarRef::Kind::kHeader));
+  // A nested group still counts.
+  ExprConstPtr nested =
+      MustCompile(R"(["OR", ["arg_a", "==", "1"],
+                          ["!AND", ["arg_b", "==", "2"], ["post_arg_name", "==", "x"]]])");
+  ASSERT_NE(nested, nullptr);
+  EXPECT_TRUE(nested->Reads(VarRef::Kind::kPostArg));
+  ExprConstPtr empty = MustCompile("[]");
+  ASSERT_NE(empty, nullptr);
+  EXPECT_FALSE(empty->Reads(VarRef::Kind::kPostArg));
+}
+
+}  // namespace
+}  // namespace turnpike::expr

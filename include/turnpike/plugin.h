@@ -87,7 +87,8 @@ class PluginContext : public RequestVars {
   // rewrite, a decision taken in header_filter, a buffered body). `key` is any address the
   // plugin owns (`this`; `&member_` for a second slot). The string is empty at the start of
   // every request and keeps its capacity between requests on a connection, so it costs no
-  // allocation once warm. nullptr only from contexts without per-request storage.
+  // allocation once warm. The pointer stays valid for the whole request, whatever other keys
+  // are asked for meanwhile. nullptr only from contexts without per-request storage.
   virtual std::string* RequestScratch(const void* /*key*/) { return nullptr; }
 
   // Any phase: the request headers as received (names as sent, arrival order, repeats kept).

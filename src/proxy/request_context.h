@@ -6,6 +6,7 @@
 // the exchange ends.
 #pragma once
 
+#include <deque>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -166,8 +167,9 @@ class RequestContext final : public PluginContext {
   std::optional<std::string_view> buffered_body_;  // see SetBufferedBody
   http::FormArgs post_args_;                       // buffered_body_'s fields, once parsed
   bool post_args_parsed_ = false;
-  // RequestScratch slots: [0, scratch_count_) belong to the current request.
-  std::vector<std::pair<const void*, std::string>> scratch_;
+  // RequestScratch slots: [0, scratch_count_) belong to the current request. A deque, so a
+  // slot handed out stays where it is when a later key adds one.
+  std::deque<std::pair<const void*, std::string>> scratch_;
   size_t scratch_count_ = 0;
 };
 

@@ -51,6 +51,7 @@ void CollectItems(const Field& f, Diagnostics& d, ParseFn parse, std::vector<Spe
   if (!ExpectList(f, d)) return;
   std::unordered_map<std::string, int> first_line;  // id -> line of the first item
   first_line.reserve(f.value.size());
+  out->reserve(out->size() + f.value.size());  // specs are large; growing would copy them
   size_t index = 0;
   for (const Field& item : ListItems(f.value, f.path)) {
     ++index;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/courtesy.h"
 #include "base/strings.h"
 #include "config/json_document.h"
 #include "config/loader.h"
@@ -54,6 +55,7 @@ void CollectItems(const Field& f, Diagnostics& d, ParseFn parse, std::vector<Spe
   out->reserve(out->size() + f.value.size());  // specs are large; growing would copy them
   size_t index = 0;
   for (const Field& item : ListItems(f.value, f.path)) {
+    base::CourtesyPoint();
     ++index;
     Diagnostics item_d(d.file());
     std::optional<Spec> spec = parse(item, item_d);

@@ -1,11 +1,18 @@
 #include "config/yaml_tree.h"
 
+#include "base/courtesy.h"
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <istream>
 #include <streambuf>
@@ -123,6 +130,7 @@ class YamlTreeBuilder : public YAML::EventHandler {
 
  private:
   NodeData* New(Type type, const YAML::Mark& mark, YAML::anchor_t anchor) {
+    base::CourtesyPoint();
     NodeData& n = doc_->nodes_.emplace_back();
     n.type = type;
     n.mark = ToMark(mark);
@@ -217,7 +225,10 @@ namespace {
 
 // Below this size one thread parses faster than the split's bookkeeping pays for.
 constexpr size_t kMinSplitBytes = 256 * 1024;
-constexpr size_t kMinPieceBytes = 64 * 1024;
+constexpr size_t kPieceBytes = 32 * 1024;
+// Nice value of the helper threads: below a reload thread's (10), so that under load they
+// only use CPU nobody else wants.
+constexpr int kHelperNice = 19;
 
 struct Line {
   size_t begin;  // offset of the first byte
@@ -336,18 +347,18 @@ std::optional<YamlDocument> YamlDocument::ParseSplit(std::string_view text, int 
   }
   if (best_bytes < kMinSplitBytes / 2) return std::nullopt;
 
-  // Cut the region into pieces of similar size, at item lines.
+  // Cut the region into pieces of about kPieceBytes, at item lines. Small pieces let the
+  // threads share the work whatever their speed (see below).
   size_t region_begin = lines[best.first_line].begin;
   size_t region_end = best.end_line < lines.size() ? lines[best.end_line].begin : text.size();
-  size_t pieces = std::min<size_t>(static_cast<size_t>(threads), best_bytes / kMinPieceBytes);
-  if (pieces < 2) return std::nullopt;
   std::vector<size_t> cuts{best.first_line};  // first line of each piece
   for (size_t item : best.items) {
-    size_t want = region_begin + best_bytes * cuts.size() / pieces;
-    if (cuts.size() < pieces && lines[item].begin >= want && item != cuts.back()) {
+    if (lines[item].begin - lines[cuts.back()].begin >= kPieceBytes &&
+        region_end - lines[item].begin >= kPieceBytes / 2) {
       cuts.push_back(item);
     }
   }
+  if (cuts.size() < 2) return std::nullopt;
 
   struct Piece {
     std::string_view text;
@@ -361,20 +372,34 @@ std::optional<YamlDocument> YamlDocument::ParseSplit(std::string_view text, int 
     parts[p].text = text.substr(begin, end - begin);
     parts[p].line = static_cast<int>(cuts[p]);
   }
+  // The calling thread parses the rest of the document, with the region cut out, and then
+  // takes pieces from the queue like the helpers. Helpers run at the lowest priority: a
+  // reload must not take CPU from the workers serving traffic, so on a busy machine the
+  // caller (a reload runs at nice 10) does nearly all the work itself, as a whole-text parse
+  // would, and only otherwise idle CPUs speed it up.
+  std::atomic<size_t> next{0};
+  auto drain = [&parts, &next] {
+    for (size_t p = next.fetch_add(1); p < parts.size(); p = next.fetch_add(1)) {
+      parts[p].docs = ParseAllAt(parts[p].text, parts[p].line, nullptr, nullptr);
+    }
+  };
   std::vector<std::thread> pool;
-  for (size_t p = 1; p < parts.size(); ++p) {
-    pool.emplace_back([&piece = parts[p]] {
-      piece.docs = ParseAllAt(piece.text, piece.line, nullptr, nullptr);
+  size_t helpers = std::min(static_cast<size_t>(threads - 1), parts.size() - 1);
+  const bool courtesy = base::CourtesyEnabled();
+  for (size_t h = 0; h < helpers; ++h) {
+    pool.emplace_back([&drain, courtesy] {
+      setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kHelperNice);
+      base::SetCourtesy(courtesy);
+      drain();
     });
   }
-  // Meanwhile: the first piece and the rest of the document, with the region cut out.
-  parts[0].docs = ParseAllAt(parts[0].text, parts[0].line, nullptr, nullptr);
   std::string skeleton_text;
   skeleton_text.reserve(text.size() - (region_end - region_begin));
   skeleton_text.append(text.substr(0, region_begin));
   skeleton_text.append(text.substr(region_end));
   std::optional<std::vector<YamlDocument>> skeleton =
       ParseAllAt(skeleton_text, 0, nullptr, nullptr);
+  drain();
   for (std::thread& t : pool) t.join();
 
   if (!skeleton || skeleton->size() != 1) return std::nullopt;

@@ -100,8 +100,9 @@ class YamlDocument {
 
   // The same tree as Parse, built faster for large documents of one common shape: a block
   // map at the top holding a long block sequence (an apisix.yaml's `routes:`). The sequence
-  // is cut at item boundaries and the pieces are parsed on up to `threads` threads, the rest
-  // of the document on the calling thread; positions are those of the whole text. Returns
+  // is cut at item boundaries into small pieces that the calling thread and up to
+  // `threads - 1` helper threads (at the lowest CPU priority, so that they only use idle
+  // CPUs) take from a queue; positions are those of the whole text. Returns
   // nullopt whenever the text is not plainly of that shape (anchors, aliases, tags,
   // directives, several documents, small input...) or any piece fails to parse: the caller
   // then parses the whole text with ParseAll, which also reports any error.

@@ -15,6 +15,7 @@
 #include <functional>
 #include <string_view>
 
+#include "base/courtesy.h"
 #include "config/loader.h"
 #include "core/listen_socket.h"
 #include "daemon/access_log.h"
@@ -84,6 +85,7 @@ void LowerThreadPriority() {
   errno = 0;
   int current = getpriority(PRIO_PROCESS, tid);
   if (errno == 0 && current < kReloadNice) setpriority(PRIO_PROCESS, tid, kReloadNice);
+  base::SetCourtesy(true);  // and gives the CPU back often (base/courtesy.h)
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "base/courtesy.h"
 #include "base/http_method.h"
 
 namespace turnpike::proxy {
@@ -295,6 +296,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
   std::vector<router::RouteKey> keys;
   keys.reserve(routes.routes.size());
   for (const config::RouteSpec& spec : routes.routes) {
+    base::CourtesyPoint();
     if (spec.status == 0) continue;  // disabled routes are not matched at all
     std::vector<PluginChain::Entry> own;
     config::ConfigError error;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/courtesy.h"
 #include "base/strings.h"
 #include "router/byte_trie.h"
 #include "router/pattern.h"
@@ -171,6 +172,7 @@ RouteTableConstSharedPtr RouteTable::Build(std::vector<RouteKey> keys, Mode mode
   std::unordered_map<std::string, std::pair<uint32_t, uint32_t>> host_slots;
   std::vector<RouteSlot> slots;
   for (size_t order = 0; order < keys.size(); ++order) {
+    base::CourtesyPoint();
     RouteKey& key = keys[order];
     slots.clear();
     const auto hosts_begin = static_cast<uint32_t>(impl.host_filters.size());

@@ -1,0 +1,37 @@
+// Cooperative yielding for background work on CPUs that also serve traffic.
+//
+// A reload parses and compiles for hundreds of milliseconds. Running it at a lower nice value
+// limits its share of the CPU, but once the scheduler picks it, it keeps the CPU for a whole
+// time slice (milliseconds), and a worker woken meanwhile waits that long: under wrk that
+// showed as +2 ms at p99. A thread that opts in calls CourtesyPoint() often (per YAML event,
+// per config item, per route built); every kCourtesyInterval it gives the CPU away with
+// sched_yield(), so a waiting worker runs within that interval. With nothing else runnable the
+// yield returns at once. Threads that did not opt in pay one thread-local load per call.
+#pragma once
+
+#include <cstdint>
+
+namespace turnpike::base {
+
+inline constexpr int64_t kCourtesyIntervalNs = 100'000;  // 100 us
+
+// Per thread; off by default.
+void SetCourtesy(bool on);
+bool CourtesyEnabled();
+// How many times this thread has yielded (for tests and debugging).
+uint64_t CourtesyYields();
+
+namespace courtesy_internal {
+extern thread_local bool enabled;
+extern thread_local uint32_t calls;
+void Check();
+}  // namespace courtesy_internal
+
+// Cheap: a clock read every 64 calls, a yield at most every kCourtesyIntervalNs.
+inline void CourtesyPoint() {
+  if (!courtesy_internal::enabled) return;
+  if ((++courtesy_internal::calls & 63) != 0) return;
+  courtesy_internal::Check();
+}
+
+}  // namespace turnpike::base

@@ -1,0 +1,41 @@
+#include "base/courtesy.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+namespace turnpike::base {
+namespace {
+
+// Calls CourtesyPoint() for `d` of wall time; returns the yields made meanwhile.
+uint64_t SpinFor(std::chrono::milliseconds d) {
+  uint64_t before = CourtesyYields();
+  auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+    for (int i = 0; i < 1000; ++i) CourtesyPoint();
+  }
+  return CourtesyYields() - before;
+}
+
+TEST(CourtesyTest, OffByDefaultAndPerThread) {
+  std::thread([] {
+    EXPECT_FALSE(CourtesyEnabled());
+    EXPECT_EQ(SpinFor(std::chrono::milliseconds(5)), 0u);
+  }).join();
+}
+
+TEST(CourtesyTest, YieldsAtMostOncePerInterval) {
+  std::thread([] {
+    SetCourtesy(true);
+    uint64_t yields = SpinFor(std::chrono::milliseconds(20));
+    // 20 ms at one yield per 100 us: about 200 (fewer if this thread was descheduled).
+    EXPECT_GE(yields, 5u);
+    EXPECT_LE(yields, 20'000'000 / kCourtesyIntervalNs + 1);
+    SetCourtesy(false);
+    EXPECT_EQ(SpinFor(std::chrono::milliseconds(2)), 0u);
+  }).join();
+}
+
+}  // namespace
+}  // namespace turnpike::base

@@ -134,6 +134,12 @@ class Plugin {
   // Bit set of PluginPhase: the phases this instance implements (the chain calls only those).
   virtual uint32_t phases() const = 0;
 
+  // True when this instance wants the request body in memory (file-logger's
+  // include_req_body, `$request_body`): while a snapshot has such a plugin, workers read
+  // request bodies of up to client_body_buffer_size before the request phases, as they do
+  // for post_arg_* variables; larger bodies still stream and have no `$request_body`.
+  virtual bool reads_request_body() const { return false; }
+
   virtual void Rewrite(PluginContext&) const {}
   virtual void Access(PluginContext&) const {}
   virtual void HeaderFilter(PluginContext&) const {}

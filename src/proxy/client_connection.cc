@@ -314,10 +314,10 @@ void ClientConnection::HandleRequest(size_t head_len) {
                          .count(),
                      head_len);
   continue_sent_ = false;
-  if (snapshot_->needs_post_args && !req_body_done_) {
+  if (!req_body_done_ && (snapshot_->needs_post_args || snapshot_->needs_request_body)) {
     std::optional<std::string_view> type = ctx_.Header("content-type");
-    if (type && RequestContext::IsFormContentType(*type)) {
-      StartReadingBody();  // routes on post_arg_*: the body first (RouteRequest follows)
+    if (snapshot_->needs_request_body || (type && RequestContext::IsFormContentType(*type))) {
+      StartReadingBody();  // the body first (RouteRequest follows)
       return;
     }
   }

@@ -32,6 +32,7 @@ struct PluginChain {
     // The configuration names a post_arg_* variable (in a vars expression or a $template):
     // form bodies must be read before the request phases (see Route::needs_post_args).
     bool reads_post_args = false;
+    bool reads_request_body = false;  // Plugin::reads_request_body()
   };
   std::vector<Entry> entries;
   uint32_t phases = 0;  // union of the entries' phases

@@ -134,6 +134,13 @@ bool MentionsPostArg(const nlohmann::json& conf) {
   return false;
 }
 
+bool ChainReadsBody(const PluginChain& chain) {
+  for (const PluginChain::Entry& e : chain.entries) {
+    if (e.reads_request_body) return true;
+  }
+  return false;
+}
+
 bool ChainReadsPostArgs(const PluginChain& chain) {
   for (const PluginChain::Entry& e : chain.entries) {
     if (e.reads_post_args) return true;
@@ -180,7 +187,8 @@ class PluginCompiler {
                       " err: " + plugin.status().message()};
         return false;
       }
-      out->push_back({spec.name, factory->priority(), plugin.value(), MentionsPostArg(conf)});
+      out->push_back({spec.name, factory->priority(), plugin.value(), MentionsPostArg(conf),
+                      plugin.value()->reads_request_body()});
     }
     return true;
   }
@@ -258,6 +266,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     chain.Sort();
     snap->global_phases |= chain.phases;
     if (ChainReadsPostArgs(chain)) snap->needs_post_args = true;
+    if (ChainReadsBody(chain)) snap->needs_request_body = true;
     snap->global_rules.push_back(std::move(chain));
   }
 
@@ -356,6 +365,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     route.needs_post_args = (route.vars != nullptr && route.vars->Reads(VarRef::Kind::kPostArg)) ||
                             ChainReadsPostArgs(route.chain);
     if (route.needs_post_args) snap->needs_post_args = true;
+    if (ChainReadsBody(route.chain)) snap->needs_request_body = true;
 
     // Upstream: upstream_id wins over an inline upstream; the route's over the service's.
     std::string_view upstream_id = spec.upstream_id;

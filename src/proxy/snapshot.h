@@ -74,6 +74,9 @@ struct Snapshot {
   // (application/x-www-form-urlencoded, up to client_body_buffer_size) before routing.
   // Otherwise bodies always stream through unread.
   bool needs_post_args = false;
+  // Some plugin wants the request body itself (Plugin::reads_request_body): a worker reads
+  // every request body, up to client_body_buffer_size, before the request phases.
+  bool needs_request_body = false;
 };
 
 using SnapshotConstSharedPtr = std::shared_ptr<const Snapshot>;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "integration/itest.h"
+#include "support/pattern.h"
 
 namespace turnpike::itest {
 namespace {
@@ -225,6 +226,42 @@ routes:
   // A custom format has no body field; the default entry of the status routes is not used.
   EXPECT_EQ(Str(lines[1], {"uri"}), "/status/201");
   EXPECT_EQ(Str(lines[2], {"uri"}), "/status/202");
+}
+
+TEST_F(FileLoggerTest, IncludeReqBodyReadsBodiesUpToTheBufferSize) {
+  Start(R"(
+routes:
+  - uri: /echo
+    upstream: {A}
+    plugins:
+      file-logger: {path: "{LOG}", include_req_body: true}
+#END
+)");
+  // Any content type is read (not only forms), and still reaches the node intact.
+  HttpRequest small{"POST", "/echo", {{"Content-Type", "application/json"}}, R"({"k": "v"})"};
+  HttpResponse r = Fetch(gw_.port(), small);
+  ASSERT_EQ(r.status, 200) << r.DebugString();
+  EXPECT_EQ(Echo(r).body, small.body);
+  // Over client_body_buffer_size (16k): streamed, forwarded intact, logged without a body.
+  std::string big(40000, 'x');
+  for (size_t i = 0; i < big.size(); i += 97) big[i] = static_cast<char>('a' + i % 26);
+  HttpRequest large{"POST", "/echo", {{"Content-Type", "text/plain"}}, big};
+  r = Fetch(gw_.port(), large);
+  ASSERT_EQ(r.status, 200) << r.DebugString();
+  EXPECT_EQ(Echo(r).body_length, big.size());
+  EXPECT_EQ(Echo(r).body_fnv1a, testing::Fnv1aHex(testing::Fnv1a(big)));
+  // A chunked body under the limit is read whole too.
+  HttpRequest chunked{"POST", "/echo", {{"Transfer-Encoding", "chunked"}},
+                      ChunkedEncode("abcdefg", 3)};
+  r = Fetch(gw_.port(), chunked);
+  ASSERT_EQ(r.status, 200) << r.DebugString();
+  EXPECT_EQ(Echo(r).body, "abcdefg");
+
+  std::vector<JsonValue> lines = Lines(3);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(Str(lines[0], {"request", "body"}), small.body);
+  EXPECT_EQ(Str(lines[1], {"request", "body"}), "<absent>");
+  EXPECT_EQ(Str(lines[2], {"request", "body"}), "abcdefg");
 }
 
 TEST_F(FileLoggerTest, MatchDecidesWhatIsLogged) {

@@ -19,6 +19,7 @@ class FileLoggerPlugin final : public Plugin {
   uint32_t phases() const override {
     return kPhaseLog | (config_.include_resp_body ? kPhaseBodyFilter : 0u);
   }
+  bool reads_request_body() const override { return config_.include_req_body; }
   void BodyFilter(PluginContext& ctx, BodyPiece& piece) const override;
   void Log(PluginContext& ctx) const override;
 

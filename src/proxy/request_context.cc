@@ -185,6 +185,15 @@ std::optional<std::string_view> RequestContext::Get(const VarRef& var) {
     case VarRef::Kind::kBuiltin:
       return Builtin(var.builtin);
     case VarRef::Kind::kHeader:
+      // As in nginx after ngx.req.set_header: a header a plugin set or removed for the
+      // upstream request reads as set or removed from then on (proxy-rewrite's headers seen
+      // by a later plugin's key, request-id's generated id by the logger).
+      if (!request_edits_.empty()) {
+        if (std::optional<const std::string*> edit = request_edits_.Decides(var.name)) {
+          if (*edit == nullptr) return std::nullopt;
+          return std::string_view(**edit);
+        }
+      }
       return Header(var.name);
     case VarRef::Kind::kArg:
       return QueryArg(req_->query, var.name);

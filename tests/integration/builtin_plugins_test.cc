@@ -1,8 +1,10 @@
 // The built-in request-id, ip-restriction and response-rewrite plugins through the real
-// daemon: each on its own route, then all three on one route with a global rule, so every
-// phase (rewrite, access, header_filter, body_filter) is seen end to end.
+// daemon: each on its own route, then all of them and file-logger on one route with a global
+// rule, so every phase (rewrite, access, header_filter, body_filter, log) is seen end to end.
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "integration/itest.h"
 
@@ -27,7 +29,8 @@ class BuiltinPluginsTest : public ::testing::Test {
 
   void Start(const std::string& yaml, const TurnpikeOptions& options = {}) {
     std::string upstream = "{nodes: [" + Node(backends_[0]->port()) + "]}";
-    ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Fill(yaml, {{"A", upstream}}), options));
+    ASSERT_NO_FATAL_FAILURE(StartGateway(
+        gw_, Fill(yaml, {{"A", upstream}, {"LOG", dir_.File("log.json")}}), options));
   }
   HttpResponse Send(const std::string& path, const Headers& headers = {}) {
     HttpRequest req;
@@ -36,7 +39,22 @@ class BuiltinPluginsTest : public ::testing::Test {
     return Fetch(gw_.port(), req);
   }
 
+  // The log file's lines once it has `n` (file-logger's writer flushes every 50 ms).
+  std::vector<std::string> LogLines(size_t n) {
+    std::vector<std::string> lines;
+    for (int i = 0; i < 250 && lines.size() < n; ++i) {
+      if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      lines.clear();
+      std::string text = ReadFile(dir_.File("log.json"));
+      for (size_t pos = 0, nl; (nl = text.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+        lines.push_back(text.substr(pos, nl - pos));
+      }
+    }
+    return lines;
+  }
+
   static inline std::vector<std::unique_ptr<Backend>> backends_;
+  TempDir dir_;
   Turnpike gw_{kTurnpikeBin};
 };
 
@@ -163,7 +181,9 @@ routes:
   EXPECT_TRUE(r.body == expected);
 }
 
-TEST_F(BuiltinPluginsTest, AllThreeOnOneRouteWithAGlobalRule) {
+// Every phase with real plugins on one route: request-id (rewrite, header_filter),
+// ip-restriction (access), response-rewrite (header_filter, body_filter), file-logger (log).
+TEST_F(BuiltinPluginsTest, AllPhasesOnOneRouteWithAGlobalRule) {
   TurnpikeOptions options;
   options.http_extra = "    real_ip_header: X-Forwarded-For\n    real_ip_from: [127.0.0.1]\n";
   Start(R"(
@@ -182,6 +202,9 @@ routes:
         vars: [["status", "==", 200]]
         filters: [{regex: '"uri":"/echo"', replace: '"uri":"/rewritten"'}]
         headers: {set: {X-Rewritten: "yes"}}
+      file-logger:
+        path: "{LOG}"
+        log_format: {id: "$http_x_req", status: "$status", route: "$route_id"}
 #END
 )",
         options);
@@ -208,11 +231,26 @@ routes:
   EXPECT_FALSE(r.HasHeader("X-Rewritten"));
   EXPECT_FALSE(r.HasHeader("X-Backend-Id"));
 
-  EXPECT_EQ(Send("/echo", {{"X-Forwarded-For", "10.1.1.1"}}).status, 200);
+  EXPECT_EQ(Send("/echo", {{"X-Forwarded-For", "10.1.1.1"}, {"X-Req", "third"}}).status, 200);
   // No route: the global rule still runs.
   r = Send("/nothing");
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.Header("X-Global").value_or(""), "GET /nothing");
+
+  // log: one line per request on the route, with the id request-id set (on the request, so
+  // `$http_x_req` reads the generated one, as in nginx) and the final status, the 403 too.
+  // Two workers may write in either order.
+  std::string all;
+  for (const std::string& line : LogLines(3)) all += line + "\n";
+  EXPECT_NE(all.find("{\"id\":\"" + id + "\",\"route\":\"arr_1\",\"status\":\"200\""),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("{\"id\":\"mine\",\"route\":\"arr_1\",\"status\":\"403\""),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("{\"id\":\"third\",\"route\":\"arr_1\",\"status\":\"200\""),
+            std::string::npos)
+      << all;
 }
 
 TEST_F(BuiltinPluginsTest, InvalidConfigsAreRejectedWithApisixMessages) {

@@ -64,6 +64,22 @@ TEST_F(RequestContextTest, HeadersArgsAndCookies) {
   EXPECT_FALSE(Var("cookie_none"));
 }
 
+TEST_F(RequestContextTest, HeaderVariablesFollowPluginEdits) {
+  Parse("GET / HTTP/1.1\r\nHost: h\r\nX-A: original\r\nX-B: b\r\n\r\n");
+  ctx_.SetRequestHeader("x-a", "set");
+  ctx_.RemoveRequestHeader("X-B");
+  ctx_.SetRequestHeader("X-New", "n");
+  EXPECT_EQ(Var("http_x_a"), "set");
+  EXPECT_FALSE(Var("http_x_b"));
+  EXPECT_EQ(Var("http_x_new"), "n");
+  EXPECT_EQ(Var("http_host"), "h");  // untouched headers still come from the request
+  ctx_.RemoveRequestHeader("x-new");
+  EXPECT_FALSE(Var("http_x_new"));
+  // The next request starts from its own head again.
+  Parse("GET / HTTP/1.1\r\nHost: h\r\nX-A: original\r\n\r\n");
+  EXPECT_EQ(Var("http_x_a"), "original");
+}
+
 TEST_F(RequestContextTest, RouteAndParamsAfterMatching) {
   Parse("GET /user/42 HTTP/1.1\r\nHost: h\r\n\r\n");
   Route route;

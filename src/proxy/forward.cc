@@ -141,11 +141,15 @@ void ClientConnection::ReleaseUpstream(bool reusable) {
 // $upstream_addr, $upstream_host... of the attempt on `node` (the node's resolved address,
 // the Host header EncodeRequestHead will send).
 void ClientConnection::ReportAttempt(const upstream::Node& node) {
-  char ip[48] = {};
-  if (node.addr.ss_family == AF_INET6) {
-    uv_ip6_name(reinterpret_cast<const sockaddr_in6*>(&node.addr), ip, sizeof(ip));
-  } else {
-    uv_ip4_name(reinterpret_cast<const sockaddr_in*>(&node.addr), ip, sizeof(ip));
+  char buf[48] = {};
+  std::string_view ip = node.ip_text;
+  if (ip.empty()) {  // a producer that did not fill the text: format it here
+    if (node.addr.ss_family == AF_INET6) {
+      uv_ip6_name(reinterpret_cast<const sockaddr_in6*>(&node.addr), buf, sizeof(buf));
+    } else {
+      uv_ip4_name(reinterpret_cast<const sockaddr_in*>(&node.addr), buf, sizeof(buf));
+    }
+    ip = buf;
   }
   std::string_view host;
   switch (upstream_->pass_host) {

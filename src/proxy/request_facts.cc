@@ -3,9 +3,11 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 
 #include "base/strings.h"
 
@@ -80,25 +82,20 @@ void RequestFacts::Begin(uint64_t loop_ms, int64_t wall_ms, size_t head_bytes) {
   response_head_ = {};
   request_body_ = {};
   attempts_ = 0;
-  upstream_addrs_.clear();
   upstream_host_.clear();
-  balancer_ip_.clear();
-  balancer_port_[0] = '\0';
 }
 
 void RequestFacts::UpstreamAttempt(std::string_view ip, uint16_t port,
                                    std::string_view host_header, uint64_t now_ms) {
-  if (attempts_ > 0) upstream_addrs_.append(", ");
-  bool v6 = ip.find(':') != std::string_view::npos;
-  if (v6) upstream_addrs_.push_back('[');
-  upstream_addrs_.append(ip);
-  if (v6) upstream_addrs_.push_back(']');
-  upstream_addrs_.push_back(':');
-  base::AppendDecimal(&upstream_addrs_, port);
+  Peer& p = last_peer_;
+  p.ip_len = static_cast<uint8_t>(std::min(ip.size(), sizeof(p.ip)));
+  std::memcpy(p.ip, ip.data(), p.ip_len);
+  p.port = port;
   upstream_host_.assign(host_header);
-  balancer_ip_.assign(ip);
-  *std::to_chars(balancer_port_, balancer_port_ + sizeof(balancer_port_) - 1, port).ptr = '\0';
-  if (attempts_ < kMaxAttempts) attempt_[attempts_] = Attempt{.start = now_ms};
+  if (attempts_ < kMaxAttempts) {
+    attempt_[attempts_] = Attempt{.start = now_ms};
+    peer_[attempts_] = p;
+  }
   ++attempts_;
 }
 
@@ -236,15 +233,35 @@ std::optional<std::string_view> RequestFacts::Get(BuiltinVar v, const http::Requ
     case BuiltinVar::kUpstreamHost:
       if (attempts_ == 0) return std::nullopt;
       return std::string_view(upstream_host_);
-    case BuiltinVar::kUpstreamAddr:
+    case BuiltinVar::kUpstreamAddr: {
       if (attempts_ == 0) return std::nullopt;
-      return std::string_view(upstream_addrs_);
-    case BuiltinVar::kBalancerIp:
+      // "ip:port, [v6]:port" per attempt (nginx's list).
+      std::string& out = Slot(kSlotUpstreamAddr);
+      size_t n = std::min<size_t>(attempts_, kMaxAttempts);
+      for (size_t i = 0; i < n; ++i) {
+        const Peer& p = i + 1 == n ? last_peer_ : peer_[i];
+        if (i > 0) out.append(", ");
+        bool v6 = p.ip_view().find(':') != std::string_view::npos;
+        if (v6) out.push_back('[');
+        out.append(p.ip_view());
+        if (v6) out.push_back(']');
+        out.push_back(':');
+        base::AppendDecimal(&out, p.port);
+      }
+      return std::string_view(out);
+    }
+    case BuiltinVar::kBalancerIp: {
       if (attempts_ == 0) return std::nullopt;
-      return std::string_view(balancer_ip_);
-    case BuiltinVar::kBalancerPort:
+      std::string& out = Slot(kSlotBalancerIp);
+      out.append(last_peer_.ip_view());
+      return std::string_view(out);
+    }
+    case BuiltinVar::kBalancerPort: {
       if (attempts_ == 0) return std::nullopt;
-      return std::string_view(balancer_port_);
+      std::string& out = Slot(kSlotBalancerPort);
+      base::AppendDecimal(&out, last_peer_.port);
+      return std::string_view(out);
+    }
     case BuiltinVar::kUpstreamStatus: {
       if (attempts_ == 0) return std::nullopt;
       std::string& out = Slot(kSlotUpstreamStatus);

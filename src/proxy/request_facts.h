@@ -67,6 +67,14 @@ class RequestFacts {
     uint64_t end = kNone;
     uint16_t status = 0;
   };
+  // The node of an attempt, kept as raw parts: $upstream_addr and friends are rendered only
+  // when read, so a request whose config never reads them pays a copy of a few bytes.
+  struct Peer {
+    char ip[46] = {};  // INET6_ADDRSTRLEN
+    uint8_t ip_len = 0;
+    uint16_t port = 0;
+    std::string_view ip_view() const { return {ip, ip_len}; }
+  };
   static constexpr uint64_t kNone = UINT64_MAX;
   enum Slot : uint8_t {
     kSlotRequestTime,
@@ -83,6 +91,9 @@ class RequestFacts {
     kSlotHeaderTime,
     kSlotResponseTime,
     kSlotRequest,
+    kSlotUpstreamAddr,
+    kSlotBalancerIp,
+    kSlotBalancerPort,
     kSlotCount,
   };
   std::string& Slot(enum Slot s) {
@@ -108,10 +119,9 @@ class RequestFacts {
   std::string_view request_body_;
   uint32_t attempts_ = 0;
   std::array<Attempt, kMaxAttempts> attempt_{};
-  std::string upstream_addrs_;  // "ip:port, ip:port"
+  std::array<Peer, kMaxAttempts> peer_{};
+  Peer last_peer_;  // the latest attempt's node, itemised or not
   std::string upstream_host_;
-  std::string balancer_ip_;
-  char balancer_port_[8] = {};
   std::array<std::string, kSlotCount> slots_;
   core::TimeText iso_time_{"%Y-%m-%dT%H:%M:%S%z", /*local=*/true};
   core::TimeText log_time_{core::TimeText::kLogTime, /*local=*/true};

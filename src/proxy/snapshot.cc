@@ -13,8 +13,26 @@
 namespace turnpike::proxy {
 namespace {
 
-// Fills node->addr from an IP literal or, failing that, a DNS lookup (first address).
+void FillIpText(upstream::Node* node) {
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* src = node->addr.ss_family == AF_INET6
+                        ? static_cast<const void*>(
+                              &reinterpret_cast<const sockaddr_in6*>(&node->addr)->sin6_addr)
+                        : &reinterpret_cast<const sockaddr_in*>(&node->addr)->sin_addr;
+  if (inet_ntop(node->addr.ss_family, src, text, sizeof(text)) != nullptr) node->ip_text = text;
+}
+
+bool ResolveAddress(upstream::Node* node, std::string* error);
+
+// Fills node->addr (and its text) from an IP literal or, failing that, a DNS lookup (first
+// address).
 bool Resolve(upstream::Node* node, std::string* error) {
+  if (!ResolveAddress(node, error)) return false;
+  FillIpText(node);
+  return true;
+}
+
+bool ResolveAddress(upstream::Node* node, std::string* error) {
   auto* v4 = reinterpret_cast<sockaddr_in*>(&node->addr);
   auto* v6 = reinterpret_cast<sockaddr_in6*>(&node->addr);
   if (inet_pton(AF_INET, node->host.c_str(), &v4->sin_addr) == 1) {

@@ -15,9 +15,18 @@ namespace turnpike::base {
 
 inline constexpr int64_t kCourtesyIntervalNs = 100'000;  // 100 us
 
-// Per thread; off by default.
+// Per thread; off by default. SetCourtesyFor(d) turns it on for `d` of wall time from now
+// and then off by itself: yielding trades the background work's speed for the workers'
+// latency, and the budget bounds how long that trade lasts when the CPUs stay busy (a
+// reload still completes, at its nice value, instead of yielding to every other task for
+// ever). SetCourtesy(true) has no budget.
 void SetCourtesy(bool on);
+void SetCourtesyFor(int64_t budget_ns);
 bool CourtesyEnabled();
+// When this thread's courtesy ends (steady clock ns; INT64_MAX without a budget), for
+// handing it on to helper threads.
+int64_t CourtesyDeadline();
+void SetCourtesyDeadline(int64_t deadline_ns);
 // How many times this thread has yielded (for tests and debugging).
 uint64_t CourtesyYields();
 
@@ -25,6 +34,7 @@ namespace courtesy_internal {
 extern thread_local bool enabled;
 extern thread_local uint32_t calls;
 void Check();
+int64_t NowNs();
 }  // namespace courtesy_internal
 
 // Cheap: a clock read every 64 calls, a yield at most every kCourtesyIntervalNs.

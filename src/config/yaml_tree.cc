@@ -385,11 +385,11 @@ std::optional<YamlDocument> YamlDocument::ParseSplit(std::string_view text, int 
   };
   std::vector<std::thread> pool;
   size_t helpers = std::min(static_cast<size_t>(threads - 1), parts.size() - 1);
-  const bool courtesy = base::CourtesyEnabled();
+  const int64_t courtesy = base::CourtesyDeadline();
   for (size_t h = 0; h < helpers; ++h) {
     pool.emplace_back([&drain, courtesy] {
       setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kHelperNice);
-      base::SetCourtesy(courtesy);
+      base::SetCourtesyDeadline(courtesy);
       drain();
     });
   }

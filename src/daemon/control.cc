@@ -85,8 +85,12 @@ void LowerThreadPriority() {
   errno = 0;
   int current = getpriority(PRIO_PROCESS, tid);
   if (errno == 0 && current < kReloadNice) setpriority(PRIO_PROCESS, tid, kReloadNice);
-  base::SetCourtesy(true);  // and gives the CPU back often (base/courtesy.h)
 }
+
+// A reload also gives the CPU back every 100 us (base/courtesy.h), for its first
+// kReloadCourtesyNs: workers woken meanwhile do not wait for its time slice. If the CPUs are
+// still busy after that, it finishes at nice 10 without yielding.
+constexpr int64_t kReloadCourtesyNs = 2'000'000'000;
 
 }  // namespace
 
@@ -121,8 +125,10 @@ struct Control::ReloadJob {
 
   void Run() {
     LowerThreadPriority();
+    base::SetCourtesyFor(kReloadCourtesyNs);
     double cpu_start = ThreadCpuMs();
     Work();
+    base::SetCourtesy(false);
     cpu_ms = ThreadCpuMs() - cpu_start;
   }
 

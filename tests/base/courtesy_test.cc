@@ -37,5 +37,18 @@ TEST(CourtesyTest, YieldsAtMostOncePerInterval) {
   }).join();
 }
 
+TEST(CourtesyTest, ABudgetEndsIt) {
+  std::thread([] {
+    SetCourtesyFor(5'000'000);  // 5 ms
+    EXPECT_TRUE(CourtesyEnabled());
+    EXPECT_NE(CourtesyDeadline(), 0);
+    uint64_t yields = SpinFor(std::chrono::milliseconds(30));
+    EXPECT_GE(yields, 1u);
+    EXPECT_LE(yields, 5'000'000 / kCourtesyIntervalNs + 1);  // none after the budget
+    EXPECT_FALSE(CourtesyEnabled());
+    EXPECT_EQ(CourtesyDeadline(), 0);
+  }).join();
+}
+
 }  // namespace
 }  // namespace turnpike::base

@@ -2,19 +2,19 @@
 // finds in the log file (one JSON object per line), and `vars` on the new variables.
 
 #include <chrono>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "integration/itest.h"
+#include "support/full_match.h"
 #include "support/pattern.h"
 
 namespace turnpike::itest {
 namespace {
 
 bool Like(const std::string& s, const std::string& re) {
-  return std::regex_match(s, std::regex(re));
+  return testing::FullMatch(std::string_view(s), re.c_str());
 }
 
 class FileLoggerTest : public ::testing::Test {

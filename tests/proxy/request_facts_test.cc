@@ -3,12 +3,12 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <string>
 
 #include "http/parser.h"
 #include "proxy/request_context.h"
 #include "proxy/snapshot.h"
+#include "support/full_match.h"
 
 namespace turnpike::proxy {
 namespace {
@@ -29,7 +29,7 @@ class RequestFactsTest : public ::testing::Test {
     return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
   }
   static bool Like(const std::optional<std::string>& v, const char* re) {
-    return v && std::regex_match(*v, std::regex(re));
+    return testing::FullMatch(v, re);
   }
 
   std::string raw_;
@@ -52,6 +52,8 @@ TEST_F(RequestFactsTest, RequestSideVariables) {
   EXPECT_TRUE(Var("hostname").has_value());
   EXPECT_EQ(Var("pid"), std::to_string(getpid()));
   EXPECT_TRUE(Like(Var("msec"), R"(\d{10}\.\d{3})")) << *Var("msec");
+  EXPECT_FALSE(Like(std::string("1700000000.12"), R"(\d{10}\.\d{3})"));  // whole string only
+  EXPECT_FALSE(Like(std::string("x1700000000.123"), R"(\d{10}\.\d{3})"));
   EXPECT_TRUE(Like(Var("time_iso8601"), R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d)"))
       << *Var("time_iso8601");
   EXPECT_TRUE(Like(Var("time_local"), R"(\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})"))

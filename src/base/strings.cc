@@ -57,6 +57,29 @@ void AppendDecimal(std::string* out, uint64_t v) {
   out->append(tmp, p);
 }
 
+int HexDigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  char lower = static_cast<char>(c | 0x20);
+  if (lower >= 'a' && lower <= 'f') return lower - 'a' + 10;
+  return -1;
+}
+
+void AppendFormUnescaped(std::string* out, std::string_view raw) {
+  for (size_t i = 0; i < raw.size(); ++i) {
+    char c = raw[i];
+    int hi = -1, lo = -1;
+    if (c == '+') {
+      out->push_back(' ');
+    } else if (c == '%' && i + 2 < raw.size() && (hi = HexDigitValue(raw[i + 1])) >= 0 &&
+               (lo = HexDigitValue(raw[i + 2])) >= 0) {
+      out->push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      out->push_back(c);
+    }
+  }
+}
+
 std::optional<uint64_t> ParseUint(std::string_view s) {
   if (s.empty()) return std::nullopt;
   uint64_t v = 0;

@@ -18,6 +18,14 @@ std::string_view TrimWhitespace(std::string_view s);
 // Appends `v` in decimal to `out` (no temporary string).
 void AppendDecimal(std::string* out, uint64_t v);
 
+// The value of hex digit `c` (either case), or -1.
+int HexDigitValue(char c);
+
+// Appends `raw` unescaped the way query strings and form bodies are (ngx.unescape_uri,
+// ngx.req.get_post_args): '+' is a space, %XX a byte, and a '%' that starts no valid escape
+// stays as it is.
+void AppendFormUnescaped(std::string* out, std::string_view raw);
+
 // Parses a non-negative decimal integer that fits in uint64_t; nullopt on any other input.
 std::optional<uint64_t> ParseUint(std::string_view s);
 

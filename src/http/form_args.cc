@@ -1,35 +1,12 @@
 #include "http/form_args.h"
 
+#include "base/strings.h"
+
 namespace turnpike::http {
-namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  char lower = static_cast<char>(c | 0x20);
-  if (lower >= 'a' && lower <= 'f') return lower - 'a' + 10;
-  return -1;
-}
-
-}  // namespace
 
 void FormArgs::Clear() {
   decoded_.clear();
   fields_.clear();
-}
-
-void FormArgs::AppendDecoded(std::string_view raw) {
-  for (size_t i = 0; i < raw.size(); ++i) {
-    char c = raw[i];
-    if (c == '+') {
-      decoded_.push_back(' ');
-    } else if (c == '%' && i + 2 < raw.size() && HexDigit(raw[i + 1]) >= 0 &&
-               HexDigit(raw[i + 2]) >= 0) {
-      decoded_.push_back(static_cast<char>(HexDigit(raw[i + 1]) * 16 + HexDigit(raw[i + 2])));
-      i += 2;
-    } else {
-      decoded_.push_back(c);  // includes a '%' that starts no valid escape
-    }
-  }
 }
 
 void FormArgs::Parse(std::string_view body) {
@@ -43,11 +20,11 @@ void FormArgs::Parse(std::string_view body) {
     size_t eq = pair.find('=');
     Field f{};
     f.name_begin = decoded_.size();
-    AppendDecoded(pair.substr(0, eq));
+    base::AppendFormUnescaped(&decoded_, pair.substr(0, eq));
     f.name_len = decoded_.size() - f.name_begin;
     if (f.name_len == 0) continue;  // "=x" or "&&": ngx ignores pairs without a name
     f.value_begin = decoded_.size();
-    if (eq != std::string_view::npos) AppendDecoded(pair.substr(eq + 1));
+    if (eq != std::string_view::npos) base::AppendFormUnescaped(&decoded_, pair.substr(eq + 1));
     f.value_len = decoded_.size() - f.value_begin;
     fields_.push_back(f);
   }

@@ -40,9 +40,6 @@ class FormArgs {
     size_t value_begin;
     size_t value_len;
   };
-  // Appends the unescaped form of `raw` to decoded_.
-  void AppendDecoded(std::string_view raw);
-
   std::string decoded_;  // names and values, unescaped, back to back
   std::vector<Field> fields_;
 };

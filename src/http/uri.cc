@@ -1,16 +1,8 @@
 #include "http/uri.h"
 
+#include "base/strings.h"
+
 namespace turnpike::http {
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 bool IsNormalPath(std::string_view path) {
   char prev = 0;
@@ -38,8 +30,8 @@ bool NormalizePath(std::string_view path, std::string* out) {
     char c = path[i];
     if (c == '%') {
       if (i + 2 >= path.size()) return false;
-      int hi = HexValue(path[i + 1]);
-      int lo = HexValue(path[i + 2]);
+      int hi = base::HexDigitValue(path[i + 1]);
+      int lo = base::HexDigitValue(path[i + 2]);
       if (hi < 0 || lo < 0) return false;
       c = static_cast<char>(hi * 16 + lo);
       if (c == '\0') return false;

@@ -141,23 +141,13 @@ void ClientConnection::ReleaseUpstream(bool reusable) {
 // $upstream_addr, $upstream_host... of the attempt on `node` (the node's resolved address,
 // the Host header EncodeRequestHead will send).
 void ClientConnection::ReportAttempt(const upstream::Node& node) {
-  char buf[48] = {};
-  std::string_view ip = node.ip_text;
-  if (ip.empty()) {  // a producer that did not fill the text: format it here
-    if (node.addr.ss_family == AF_INET6) {
-      uv_ip6_name(reinterpret_cast<const sockaddr_in6*>(&node.addr), buf, sizeof(buf));
-    } else {
-      uv_ip4_name(reinterpret_cast<const sockaddr_in*>(&node.addr), buf, sizeof(buf));
-    }
-    ip = buf;
-  }
   std::string_view host;
   switch (upstream_->pass_host) {
     case config::PassHost::kPass: host = req_.host.empty() ? host_ : req_.host; break;
     case config::PassHost::kNode: host = node.host_header; break;
     case config::PassHost::kRewrite: host = upstream_->upstream_host; break;
   }
-  ctx_.facts().UpstreamAttempt(ip, node.port, host, uv_now(worker_->loop()));
+  ctx_.facts().UpstreamAttempt(node.ip_text, node.port, host, uv_now(worker_->loop()));
 }
 
 // ---------------------------------------------------------------- request upstream

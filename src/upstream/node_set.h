@@ -22,8 +22,8 @@ struct Node {
   int priority = 0;
   sockaddr_storage addr{};  // resolved address (filled by the producer)
   socklen_t addr_len = 0;
-  // `addr`'s IP as text (IPv6 without brackets), filled with it, so that requests do not
-  // format it ($upstream_addr, $balancer_ip). Empty if a producer did not fill it.
+  // `addr`'s IP as text (IPv6 without brackets). Whoever fills `addr` fills this too, so
+  // that requests never format it ($upstream_addr, $balancer_ip).
   std::string ip_text;
   std::string host_header;  // `host[:port]` for pass_host=node (port omitted when default)
 };

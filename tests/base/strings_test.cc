@@ -48,5 +48,15 @@ TEST(StringsTest, TrimsAndLowers) {
   EXPECT_EQ(ToLower("MiXeD-Case"), "mixed-case");
 }
 
+TEST(StringsTest, FormUnescape) {
+  EXPECT_EQ(HexDigitValue('7'), 7);
+  EXPECT_EQ(HexDigitValue('b'), 11);
+  EXPECT_EQ(HexDigitValue('F'), 15);
+  EXPECT_EQ(HexDigitValue('g'), -1);
+  std::string out = "x";
+  AppendFormUnescaped(&out, "a+b%41%4a%zz%4");
+  EXPECT_EQ(out, "xa bAJ%zz%4");  // appends; bad escapes stay as they are
+}
+
 }  // namespace
 }  // namespace turnpike::base

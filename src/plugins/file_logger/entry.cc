@@ -4,18 +4,10 @@
 #include <charconv>
 #include <cstdio>
 
+#include "base/strings.h"
+
 namespace turnpike::plugins::file_logger {
 namespace {
-
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
 
 void AppendJsonStringLower(std::string* out, std::string_view s) {
   out->push_back('"');
@@ -24,7 +16,7 @@ void AppendJsonStringLower(std::string* out, std::string_view s) {
   // AppendJsonString added its own quotes: drop them, lowercase what is between.
   out->erase(start, 1);
   out->pop_back();
-  for (size_t i = start; i < out->size(); ++i) (*out)[i] = Lower((*out)[i]);
+  for (size_t i = start; i < out->size(); ++i) (*out)[i] = base::AsciiLower((*out)[i]);
   out->push_back('"');
 }
 
@@ -48,23 +40,7 @@ void AppendNumberOrString(std::string* out, std::string_view s) {
 // ngx.unescape_uri for query arguments: %XX decoded, '+' is a space.
 void Unescape(std::string_view in, std::string* out) {
   out->clear();
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '+') {
-      out->push_back(' ');
-    } else if (c == '%' && i + 2 < in.size() && hex(in[i + 1]) >= 0 && hex(in[i + 2]) >= 0) {
-      out->push_back(static_cast<char>(hex(in[i + 1]) * 16 + hex(in[i + 2])));
-      i += 2;
-    } else {
-      out->push_back(c);
-    }
-  }
+  base::AppendFormUnescaped(out, in);
 }
 
 // Variables the default entry reads, compiled once.
@@ -175,10 +151,10 @@ void WriteHeaders(std::string* out, const PluginContext& ctx,
   bool first = true;
   for (size_t i = 0; i < n; ++i) {
     bool seen = false;
-    for (size_t j = 0; j < i && !seen; ++j) seen = EqualsIgnoreCase(headers[j].first, headers[i].first);
+    for (size_t j = 0; j < i && !seen; ++j) seen = base::EqualsIgnoreCase(headers[j].first, headers[i].first);
     if (seen) continue;
     size_t count = 1;
-    for (size_t j = i + 1; j < n; ++j) count += EqualsIgnoreCase(headers[j].first, headers[i].first);
+    for (size_t j = i + 1; j < n; ++j) count += base::EqualsIgnoreCase(headers[j].first, headers[i].first);
     if (!first) out->push_back(',');
     first = false;
     AppendJsonStringLower(out, headers[i].first);
@@ -190,7 +166,7 @@ void WriteHeaders(std::string* out, const PluginContext& ctx,
     out->push_back('[');
     bool first_item = true;
     for (size_t j = i; j < n; ++j) {
-      if (!EqualsIgnoreCase(headers[j].first, headers[i].first)) continue;
+      if (!base::EqualsIgnoreCase(headers[j].first, headers[i].first)) continue;
       if (!first_item) out->push_back(',');
       first_item = false;
       AppendJsonString(out, headers[j].second);

@@ -197,9 +197,7 @@ std::optional<YamlDocument> LoadJsonDocument(std::string_view text, Diagnostics&
   std::optional<YamlDocument> doc =
       YamlDocument::Parse(RewriteSurrogatePairs(text), &error, &error_mark);
   if (!doc) {
-    SourceLoc loc{d.file(), 0, 0};
-    if (error_mark.line >= 0) loc = SourceLoc{d.file(), error_mark.line + 1, error_mark.column + 1};
-    d.Error(loc, "", "cannot load JSON: " + error);
+    d.Error(d.Loc(error_mark), "", "cannot load JSON: " + error);
     return std::nullopt;
   }
   YamlNode root = doc->root();

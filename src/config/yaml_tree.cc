@@ -74,13 +74,20 @@ YamlNode YamlNode::operator[](std::string_view k) const {
   return YamlNode();
 }
 
+void YamlDocument::FixKids() {
+  NodeData* const* base = kids_.data();
+  for (NodeData& n : nodes_) {
+    if (n.type == Type::kSequence || n.type == Type::kMap) n.kids = base + n.kids_begin;
+  }
+}
+
 void YamlNode::SetScalar(std::string value) const { n_->scalar = std::move(value); }
 void YamlNode::SetTag(std::string tag) const { n_->tag = std::move(tag); }
 
 // Turns parser events into a YamlDocument. Children are collected on one scratch stack: a
 // collection's children are the entries above the mark taken when it opened, and move to the
 // document's kid array (as one slice) when it closes. Nested collections close first, so every
-// slice is contiguous. Slices are addressed by offset until the end, since the array grows.
+// slice is contiguous. Slices are addressed by offset until FixKids(), since the array grows.
 class YamlTreeBuilder : public YAML::EventHandler {
  public:
   YamlTreeBuilder(YamlDocument* doc, int line_offset) : doc_(doc), line_offset_(line_offset) {}
@@ -117,14 +124,6 @@ class YamlTreeBuilder : public YAML::EventHandler {
     Open(Type::kMap, mark, tag, anchor);
   }
   void OnMapEnd() override { Close(); }
-
-  // Fixes every collection's kid pointer once the kid array stops growing.
-  void Finish() {
-    NodeData* const* base = doc_->kids_.data();
-    for (NodeData& n : doc_->nodes_) {
-      if (n.type == Type::kSequence || n.type == Type::kMap) n.kids = base + n.kids_begin;
-    }
-  }
 
   NodeData* root() const { return root_; }
 
@@ -194,7 +193,7 @@ std::optional<std::vector<YamlDocument>> YamlDocument::ParseAllAt(std::string_vi
       YamlDocument doc;
       YamlTreeBuilder builder(&doc, line_offset);
       if (!parser.HandleNextDocument(builder)) break;
-      builder.Finish();
+      doc.FixKids();
       doc.root_ = builder.root();
       docs.push_back(std::move(doc));
     }
@@ -439,10 +438,7 @@ std::optional<YamlDocument> YamlDocument::ParseSplit(std::string_view text, int 
     doc.parts_.push_back(std::move(part));
   }
   doc.kids_[slot] = &seq;
-  NodeData* const* base = doc.kids_.data();
-  for (NodeData& n : doc.nodes_) {
-    if (n.type == Type::kSequence || n.type == Type::kMap) n.kids = base + n.kids_begin;
-  }
+  doc.FixKids();
   return doc;
 }
 

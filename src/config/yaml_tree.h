@@ -121,6 +121,9 @@ class YamlDocument {
   yaml_tree_internal::NodeData* root_ = nullptr;
   std::vector<YamlDocument> parts_;  // ParseSplit: documents owning the sequence's items
 
+  // Points every collection at its slice of kids_, once kids_ stops growing.
+  void FixKids();
+
   static std::optional<std::vector<YamlDocument>> ParseAllAt(std::string_view text,
                                                              int line_offset, std::string* error,
                                                              YamlMark* error_mark);

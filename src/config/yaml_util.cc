@@ -48,9 +48,8 @@ std::string ConfigError::ToString() const {
   return out;
 }
 
-SourceLoc Diagnostics::Loc(const YamlNode& node) const {
+SourceLoc Diagnostics::Loc(YamlMark mark) const {
   SourceLoc loc{file_, 0, 0};
-  YamlMark mark = node.Mark();
   if (mark.line < 0) return loc;
   loc.line = mark.line + 1;
   loc.col = mark.column + 1;
@@ -438,9 +437,7 @@ std::optional<YamlDocument> LoadDocument(std::string_view text, Diagnostics& d) 
   std::optional<std::vector<YamlDocument>> docs =
       YamlDocument::ParseAll(*substituted, &error, &error_mark);
   if (!docs) {
-    SourceLoc loc{d.file(), 0, 0};
-    if (error_mark.line >= 0) loc = SourceLoc{d.file(), error_mark.line + 1, error_mark.column + 1};
-    d.Error(loc, "", "invalid YAML: " + error);
+    d.Error(d.Loc(error_mark), "", "invalid YAML: " + error);
     return std::nullopt;
   }
   for (size_t i = 1; i < docs->size(); ++i) {

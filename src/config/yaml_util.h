@@ -27,7 +27,8 @@ class Diagnostics {
   const std::string& file() const { return file_; }
 
   // Position of `node` (1-based); 0:0 when the node carries no position.
-  SourceLoc Loc(const YamlNode& node) const;
+  SourceLoc Loc(const YamlNode& node) const { return Loc(node.Mark()); }
+  SourceLoc Loc(YamlMark mark) const;
 
   void Error(const YamlNode& at, std::string path, std::string message);
   void Warning(const YamlNode& at, std::string path, std::string message);

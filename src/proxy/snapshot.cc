@@ -152,16 +152,10 @@ bool MentionsPostArg(const nlohmann::json& conf) {
   return false;
 }
 
-bool ChainReadsBody(const PluginChain& chain) {
+// Whether some entry of `chain` has `flag` set (reads_post_args, reads_request_body).
+bool AnyEntry(const PluginChain& chain, bool PluginChain::Entry::*flag) {
   for (const PluginChain::Entry& e : chain.entries) {
-    if (e.reads_request_body) return true;
-  }
-  return false;
-}
-
-bool ChainReadsPostArgs(const PluginChain& chain) {
-  for (const PluginChain::Entry& e : chain.entries) {
-    if (e.reads_post_args) return true;
+    if (e.*flag) return true;
   }
   return false;
 }
@@ -283,8 +277,8 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     }
     chain.Sort();
     snap->global_phases |= chain.phases;
-    if (ChainReadsPostArgs(chain)) snap->needs_post_args = true;
-    if (ChainReadsBody(chain)) snap->needs_request_body = true;
+    if (AnyEntry(chain, &PluginChain::Entry::reads_post_args)) snap->needs_post_args = true;
+    if (AnyEntry(chain, &PluginChain::Entry::reads_request_body)) snap->needs_request_body = true;
     snap->global_rules.push_back(std::move(chain));
   }
 
@@ -381,9 +375,11 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     Overlay(&route.chain.entries, own);
     route.chain.Sort();
     route.needs_post_args = (route.vars != nullptr && route.vars->Reads(VarRef::Kind::kPostArg)) ||
-                            ChainReadsPostArgs(route.chain);
+                            AnyEntry(route.chain, &PluginChain::Entry::reads_post_args);
     if (route.needs_post_args) snap->needs_post_args = true;
-    if (ChainReadsBody(route.chain)) snap->needs_request_body = true;
+    if (AnyEntry(route.chain, &PluginChain::Entry::reads_request_body)) {
+      snap->needs_request_body = true;
+    }
 
     // Upstream: upstream_id wins over an inline upstream; the route's over the service's.
     std::string_view upstream_id = spec.upstream_id;

@@ -151,13 +151,14 @@ void WriteHeaders(std::string* out, const PluginContext& ctx,
   bool first = true;
   for (size_t i = 0; i < n; ++i) {
     bool seen = false;
-    for (size_t j = 0; j < i && !seen; ++j) seen = base::EqualsIgnoreCase(headers[j].first, headers[i].first);
+    const std::string_view name = headers[i].first;
+    for (size_t j = 0; j < i && !seen; ++j) seen = base::EqualsIgnoreCase(headers[j].first, name);
     if (seen) continue;
     size_t count = 1;
-    for (size_t j = i + 1; j < n; ++j) count += base::EqualsIgnoreCase(headers[j].first, headers[i].first);
+    for (size_t j = i + 1; j < n; ++j) count += base::EqualsIgnoreCase(headers[j].first, name);
     if (!first) out->push_back(',');
     first = false;
-    AppendJsonStringLower(out, headers[i].first);
+    AppendJsonStringLower(out, name);
     out->push_back(':');
     if (count == 1) {
       AppendJsonString(out, headers[i].second);
@@ -166,7 +167,7 @@ void WriteHeaders(std::string* out, const PluginContext& ctx,
     out->push_back('[');
     bool first_item = true;
     for (size_t j = i; j < n; ++j) {
-      if (!base::EqualsIgnoreCase(headers[j].first, headers[i].first)) continue;
+      if (!base::EqualsIgnoreCase(headers[j].first, name)) continue;
       if (!first_item) out->push_back(',');
       first_item = false;
       AppendJsonString(out, headers[j].second);

@@ -198,11 +198,13 @@ TEST(LogWriterTest, SharesFilesByPathAndDropsWhenFull) {
   std::shared_ptr<LogFile> a = writer.File(dir.File("a"));
   EXPECT_EQ(writer.File(dir.File("a")), a);
   EXPECT_NE(writer.File(dir.File("b")), a);
-  EXPECT_TRUE(a->Append("0123456789"));
-  EXPECT_FALSE(a->Append("0123456789"));  // 22 bytes would not fit in 16
+  EXPECT_TRUE(a->Append("01234"));
+  // 6 + 17 bytes would not fit in 16, and neither would 17 alone: dropped whether or not the
+  // writer thread has taken the first line meanwhile (it is woken at half full).
+  EXPECT_FALSE(a->Append("0123456789abcdef"));
   EXPECT_EQ(a->dropped(), 1u);
   writer.FlushNow();
-  EXPECT_EQ(turnpike::testing::ReadFile(dir.File("a")), "0123456789\n");
+  EXPECT_EQ(turnpike::testing::ReadFile(dir.File("a")), "01234\n");
 }
 
 TEST(LogWriterTest, ReopensARotatedFile) {

@@ -1,5 +1,7 @@
 // Counts heap allocations made while a warm worker proxies requests on a keep-alive
-// connection: the steady state must not allocate at all.
+// connection: the steady state must not allocate at all — plain requests, requests through
+// the built-in plugins, and form bodies read for post_arg_* routes (the body buffer comes
+// from the worker's pool).
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -9,7 +11,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "config/specs.h"
@@ -41,45 +45,71 @@ int ConnectTo(int port) {
   return fd;
 }
 
-// A keep-alive origin that answers every request head with a fixed response. Uses only stack
-// buffers, so it adds nothing to the allocation count.
-void ServeOne(int fd);
-
+// A keep-alive origin answering every request (head, then a Content-Length or chunked body)
+// with a fixed response. Stack buffers only, so it adds nothing to the allocation count.
 void ServeFixed(int listen_fd) {
+  static const char kResponse[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
   for (;;) {
     int fd = accept(listen_fd, nullptr, nullptr);
     if (fd < 0) return;
-    ServeOne(fd);
-  }
-}
-
-void ServeOne(int fd) {
-  static const char kResponse[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
-  char buf[8192];
-  size_t have = 0;
-  for (;;) {
-    ssize_t n = read(fd, buf + have, sizeof(buf) - have);
-    if (n <= 0) break;
-    have += static_cast<size_t>(n);
+    char buf[8192];
+    size_t have = 0;
     for (;;) {
-      char* end = static_cast<char*>(memmem(buf, have, "\r\n\r\n", 4));
-      if (end == nullptr) break;
-      size_t used = static_cast<size_t>(end + 4 - buf);
-      if (write(fd, kResponse, sizeof(kResponse) - 1) < 0) {
-        close(fd);
-        return;
+      ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+      if (n <= 0) break;
+      have += static_cast<size_t>(n);
+      for (;;) {
+        char* end = static_cast<char*>(memmem(buf, have, "\r\n\r\n", 4));
+        if (end == nullptr) break;
+        size_t head = static_cast<size_t>(end + 4 - buf);
+        size_t body = 0;
+        if (char* cl = static_cast<char*>(memmem(buf, head, "Content-Length: ", 16))) {
+          body = static_cast<size_t>(atoi(cl + 16));
+        } else if (memmem(buf, head, "chunked", 7) != nullptr) {
+          char* last = static_cast<char*>(memmem(buf + head, have - head, "0\r\n\r\n", 5));
+          if (last == nullptr) break;
+          body = static_cast<size_t>(last + 5 - (buf + head));
+        }
+        if (have < head + body) break;
+        if (write(fd, kResponse, sizeof(kResponse) - 1) < 0) break;
+        std::memmove(buf, buf + head + body, have - head - body);
+        have -= head + body;
       }
-      std::memmove(buf, buf + used, have - used);
-      have -= used;
     }
+    close(fd);
   }
-  close(fd);
 }
 
-// Sends one request and reads one whole response of known length (learned on the first call).
-bool RoundTrip(int fd, size_t* response_len) {
-  static const char kRequest[] = "GET /hello HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\n\r\n";
-  if (write(fd, kRequest, sizeof(kRequest) - 1) < 0) return false;
+// ServeFixed on its own thread for the life of a test.
+class Origin {
+ public:
+  Origin() {
+    StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+    if (!listen.ok()) return;
+    fd_ = listen.value();
+    fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) & ~O_NONBLOCK);  // blocking accept/read
+    thread_ = std::thread(ServeFixed, fd_);
+  }
+  ~Origin() {
+    if (fd_ < 0) return;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  Origin(const Origin&) = delete;
+  Origin& operator=(const Origin&) = delete;
+
+  bool ok() const { return fd_ >= 0; }
+  int port() const { return core::LocalPort(fd_); }
+
+ private:
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+// One request, one whole response of known length (learned on the first call).
+bool RoundTrip(int fd, std::string_view request, size_t* response_len) {
+  if (write(fd, request.data(), request.size()) < 0) return false;
   char buf[4096];
   size_t have = 0;
   for (;;) {
@@ -95,14 +125,12 @@ bool RoundTrip(int fd, size_t* response_len) {
   }
 }
 
+constexpr std::string_view kHelloRequest =
+    "GET /hello HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\n\r\n";
+
 TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
-  StatusOr<int> origin = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(origin.ok()) << origin.status().message();
-  int origin_fd = origin.value();
-  // The origin thread uses blocking accept/read.
-  int flags = fcntl(origin_fd, F_GETFL);
-  fcntl(origin_fd, F_SETFL, flags & ~O_NONBLOCK);
-  std::thread origin_thread(ServeFixed, origin_fd);
+  Origin origin;
+  ASSERT_TRUE(origin.ok());
 
   auto gateway = std::make_shared<config::GatewayConfig>();
   gateway->worker_processes = 1;
@@ -112,7 +140,7 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   config::RoutesConfig routes;
   config::UpstreamSpec up;
   up.id = "1";
-  up.nodes.push_back({.host = "127.0.0.1", .port = core::LocalPort(origin_fd), .weight = 1});
+  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
   routes.upstreams.push_back(up);
   config::RouteSpec route;
   route.id = "r1";
@@ -133,22 +161,23 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   size_t response_len = 0;
   // The counter works: the first request allocates (connection, pool and picker state).
   uint64_t cold = turnpike::testing::TotalAllocations();
-  ASSERT_TRUE(RoundTrip(fd, &response_len));
+  ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len));
   EXPECT_GT(turnpike::testing::TotalAllocations() - cold, 0u);
-  for (int i = 0; i < 200; ++i) ASSERT_TRUE(RoundTrip(fd, &response_len)) << "warm-up " << i;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << "warm-up " << i;
+  }
 
   constexpr int kRequests = 2000;
   uint64_t before = turnpike::testing::TotalAllocations();
-  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTrip(fd, &response_len)) << i;
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << i;
+  }
   uint64_t allocations = turnpike::testing::TotalAllocations() - before;
   EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
 
   close(fd);
   worker.Drain();
   worker.Join();
-  shutdown(origin_fd, SHUT_RDWR);
-  close(origin_fd);
-  origin_thread.join();
 }
 
 // Sends one request and reads one chunked response (up to its last chunk).
@@ -178,11 +207,8 @@ config::PluginSpec Spec(const std::string& name, const char* conf) {
 // (access), response-rewrite with a $var header and a body filter (header_filter +
 // body_filter, body held back and substituted, chunked reply), and a global rule.
 TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
-  StatusOr<int> origin = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(origin.ok()) << origin.status().message();
-  int origin_fd = origin.value();
-  fcntl(origin_fd, F_SETFL, fcntl(origin_fd, F_GETFL) & ~O_NONBLOCK);
-  std::thread origin_thread(ServeFixed, origin_fd);
+  Origin origin;
+  ASSERT_TRUE(origin.ok());
 
   PluginRegistry registry;
   registry.Register(std::make_unique<plugins::request_id::RequestIdFactory>());
@@ -195,7 +221,7 @@ TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
   config::RoutesConfig routes;
   config::UpstreamSpec up;
   up.id = "1";
-  up.nodes.push_back({.host = "127.0.0.1", .port = core::LocalPort(origin_fd), .weight = 1});
+  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
   routes.upstreams.push_back(up);
   config::RouteSpec route;
   route.id = "r1";
@@ -236,9 +262,66 @@ TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
   close(fd);
   worker.Drain();
   worker.Join();
-  shutdown(origin_fd, SHUT_RDWR);
-  close(origin_fd);
-  origin_thread.join();
+}
+
+TEST(PostArgAllocationTest, WarmFormRequestsDoNotAllocate) {
+  Origin origin;
+  ASSERT_TRUE(origin.ok());
+
+  auto gateway = std::make_shared<config::GatewayConfig>();
+  gateway->worker_processes = 1;
+  gateway->upstream_keepalive.requests = 1000000;
+  config::RoutesConfig routes;
+  config::UpstreamSpec up;
+  up.id = "1";
+  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
+  routes.upstreams.push_back(up);
+  config::RouteSpec route;
+  route.id = "form";
+  route.uris = {"/form"};
+  route.upstream_id = "1";
+  route.vars = config::VarsSpec{
+      nlohmann::json::parse(R"([["post_arg_name", "==", "x"], ["post_arg_n", "~~", "^[0-9]+$"]])"),
+      {},
+      "vars"};
+  routes.routes.push_back(route);
+  BuildReport report;
+  SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
+  ASSERT_TRUE(snap->needs_post_args);
+
+  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+  ASSERT_TRUE(listen.ok());
+  int port = core::LocalPort(listen.value());
+  Worker worker(0, gateway, {listen.value()});
+  worker.Start(snap);
+
+  static const char kRequest[] =
+      "POST /form HTTP/1.1\r\nHost: example.com\r\n"
+      "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 17\r\n\r\n"
+      "a=1&name=x&n=123&";
+  static const char kChunked[] =
+      "POST /form HTTP/1.1\r\nHost: example.com\r\n"
+      "Content-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "6\r\nname=x\r\n6\r\n&n=42&\r\n0\r\n\r\n";
+  int fd = ConnectTo(port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << "warm-up " << i;
+    ASSERT_TRUE(RoundTrip(fd, kChunked, &response_len)) << "warm-up " << i;
+  }
+  constexpr int kRequests = 1000;
+  uint64_t before = turnpike::testing::TotalAllocations();
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << i;
+    ASSERT_TRUE(RoundTrip(fd, kChunked, &response_len)) << i;
+  }
+  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
+  EXPECT_EQ(allocations, 0u) << "heap allocations over " << 2 * kRequests << " warm requests";
+
+  close(fd);
+  worker.Drain();
+  worker.Join();
 }
 
 }  // namespace

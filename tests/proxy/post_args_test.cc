@@ -1,27 +1,16 @@
-// post_arg_NAME: which snapshots ask for form bodies to be read before routing, how the
-// request context answers from a buffered body, and that warm form requests through a
-// post_arg route allocate nothing (the body buffer comes from the worker's pool).
+// post_arg_NAME: which snapshots ask for form bodies to be read before routing, and how the
+// request context answers from a buffered body. (Warm form requests allocating nothing:
+// alloc_test.cc.)
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cstring>
 #include <string>
-#include <thread>
 
 #include "config/specs.h"
-#include "core/listen_socket.h"
 #include "http/parser.h"
 #include "proxy/plugin_registry.h"
 #include "proxy/request_context.h"
 #include "proxy/snapshot.h"
-#include "proxy/worker.h"
-#include "support/alloc_counter.h"
 
 namespace turnpike::proxy {
 namespace {
@@ -180,142 +169,6 @@ TEST_F(PostArgSnapshotTest, GlobalRulesMentioningPostArgs) {
   SnapshotConstSharedPtr snap = Build();
   EXPECT_TRUE(snap->needs_post_args);
   EXPECT_FALSE(snap->routes[0].needs_post_args);
-}
-
-// ---------------------------------------------------------------- no allocation once warm
-
-int ConnectTo(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    close(fd);
-    return -1;
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return fd;
-}
-
-// Answers every request (head + Content-Length or chunked body) with a fixed response; stack buffers
-// only, so it adds nothing to the allocation count.
-void ServeFixed(int listen_fd) {
-  static const char kResponse[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
-  for (;;) {
-    int fd = accept(listen_fd, nullptr, nullptr);
-    if (fd < 0) return;
-    char buf[8192];
-    size_t have = 0;
-    for (;;) {
-      ssize_t n = read(fd, buf + have, sizeof(buf) - have);
-      if (n <= 0) break;
-      have += static_cast<size_t>(n);
-      for (;;) {
-        char* end = static_cast<char*>(memmem(buf, have, "\r\n\r\n", 4));
-        if (end == nullptr) break;
-        size_t head = static_cast<size_t>(end + 4 - buf);
-        size_t body = 0;
-        if (char* cl = static_cast<char*>(memmem(buf, head, "Content-Length: ", 16))) {
-          body = static_cast<size_t>(atoi(cl + 16));
-        } else if (memmem(buf, head, "chunked", 7) != nullptr) {
-          char* last = static_cast<char*>(memmem(buf + head, have - head, "0\r\n\r\n", 5));
-          if (last == nullptr) break;
-          body = static_cast<size_t>(last + 5 - (buf + head));
-        }
-        if (have < head + body) break;
-        if (write(fd, kResponse, sizeof(kResponse) - 1) < 0) break;
-        std::memmove(buf, buf + head + body, have - head - body);
-        have -= head + body;
-      }
-    }
-    close(fd);
-  }
-}
-
-// One request, one whole response of known length (learned on the first call).
-bool RoundTrip(int fd, std::string_view request, size_t* response_len) {
-  if (write(fd, request.data(), request.size()) < 0) return false;
-  char buf[4096];
-  size_t have = 0;
-  for (;;) {
-    ssize_t n = read(fd, buf + have, sizeof(buf) - have);
-    if (n <= 0) return false;
-    have += static_cast<size_t>(n);
-    if (*response_len == 0) {
-      char* end = static_cast<char*>(memmem(buf, have, "\r\n\r\n", 4));
-      if (end == nullptr) continue;
-      *response_len = static_cast<size_t>(end + 4 - buf) + 5;  // body is "hello"
-    }
-    if (have >= *response_len) return have == *response_len;
-  }
-}
-
-TEST(PostArgAllocationTest, WarmFormRequestsDoNotAllocate) {
-  StatusOr<int> origin = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(origin.ok()) << origin.status().message();
-  int origin_fd = origin.value();
-  fcntl(origin_fd, F_SETFL, fcntl(origin_fd, F_GETFL) & ~O_NONBLOCK);
-  std::thread origin_thread(ServeFixed, origin_fd);
-
-  auto gateway = std::make_shared<config::GatewayConfig>();
-  gateway->worker_processes = 1;
-  gateway->upstream_keepalive.requests = 1000000;
-  config::RoutesConfig routes;
-  config::UpstreamSpec up;
-  up.id = "1";
-  up.nodes.push_back({.host = "127.0.0.1", .port = core::LocalPort(origin_fd), .weight = 1});
-  routes.upstreams.push_back(up);
-  config::RouteSpec route;
-  route.id = "form";
-  route.uris = {"/form"};
-  route.upstream_id = "1";
-  route.vars = config::VarsSpec{
-      nlohmann::json::parse(R"([["post_arg_name", "==", "x"], ["post_arg_n", "~~", "^[0-9]+$"]])"),
-      {},
-      "vars"};
-  routes.routes.push_back(route);
-  BuildReport report;
-  SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
-  ASSERT_TRUE(snap->needs_post_args);
-
-  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(listen.ok());
-  int port = core::LocalPort(listen.value());
-  Worker worker(0, gateway, {listen.value()});
-  worker.Start(snap);
-
-  static const char kRequest[] =
-      "POST /form HTTP/1.1\r\nHost: example.com\r\n"
-      "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 17\r\n\r\n"
-      "a=1&name=x&n=123&";
-  static const char kChunked[] =
-      "POST /form HTTP/1.1\r\nHost: example.com\r\n"
-      "Content-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
-      "6\r\nname=x\r\n6\r\n&n=42&\r\n0\r\n\r\n";
-  int fd = ConnectTo(port);
-  ASSERT_GE(fd, 0);
-  size_t response_len = 0;
-  for (int i = 0; i < 200; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << "warm-up " << i;
-    ASSERT_TRUE(RoundTrip(fd, kChunked, &response_len)) << "warm-up " << i;
-  }
-  constexpr int kRequests = 1000;
-  uint64_t before = turnpike::testing::TotalAllocations();
-  for (int i = 0; i < kRequests; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << i;
-    ASSERT_TRUE(RoundTrip(fd, kChunked, &response_len)) << i;
-  }
-  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
-  EXPECT_EQ(allocations, 0u) << "heap allocations over " << 2 * kRequests << " warm requests";
-
-  close(fd);
-  worker.Drain();
-  worker.Join();
-  shutdown(origin_fd, SHUT_RDWR);
-  close(origin_fd);
-  origin_thread.join();
 }
 
 }  // namespace

@@ -9,3 +9,6 @@ add_library(llhttp STATIC ${LLHTTP_SOURCE_DIR}/api.c ${LLHTTP_SOURCE_DIR}/http.c
 target_include_directories(llhttp SYSTEM PUBLIC ${LLHTTP_INCLUDE_DIR})
 set_target_properties(llhttp PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_compile_options(llhttp PRIVATE -w -O2)
+# Strict mode: CR must be followed by LF, chunk data by CRLF, header names are tokens, and no
+# controls in the request target. Everything looser is a way to smuggle requests.
+target_compile_definitions(llhttp PUBLIC LLHTTP_STRICT_MODE=1)

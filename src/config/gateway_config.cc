@@ -341,6 +341,7 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
   std::vector<KeyHandler> http = {
       {"keepalive_timeout", SetDuration(d, &cfg.client_keepalive_timeout)},
       {"client_header_timeout", SetDuration(d, &cfg.client_header_timeout)},
+      {"client_body_timeout", SetDuration(d, &cfg.client_body_timeout)},
       {"send_timeout", SetDuration(d, &cfg.send_timeout)},
       {"client_max_body_size",
        [&](const Field& x) {
@@ -367,7 +368,11 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
       {"real_ip_recursive", [&](const Field& x) { ParseOnOff(x, d, &cfg.real_ip_recursive); }},
       {"real_ip_from", [&](const Field& x) { ParseRealIpFrom(x, d, &cfg.real_ip_from); }},
   };
+  std::vector<KeyHandler> event = {
+      {"worker_connections", SetInt(d, &cfg.worker_connections, 1)},
+  };
   std::vector<KeyHandler> nginx_config = {
+      {"event", [&](const Field& x) { Dispatch(x, d, event); }},
       {"worker_processes",
        [&](const Field& x) { ParseWorkerProcesses(x, d, hw, &cfg.worker_processes); }},
       {"error_log_level",

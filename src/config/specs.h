@@ -59,7 +59,12 @@ struct GatewayConfig {
   int worker_processes = 0;                  // resolved: `auto` -> hardware threads, >= 1
   double client_keepalive_timeout = 60;      // nginx_config.http.keepalive_timeout (s)
   double client_header_timeout = 60;         // nginx_config.http.client_header_timeout (s)
+  double client_body_timeout = 60;           // nginx_config.http.client_body_timeout (s)
   double send_timeout = 10;                  // nginx_config.http.send_timeout (s)
+  // nginx_config.event.worker_connections: client connections one worker serves at once;
+  // past it a new connection is accepted and closed at once (counted in
+  // WorkerStats::refused).
+  int worker_connections = 10620;
   uint64_t client_max_body_size = 0;         // bytes; 0 = unlimited
   // nginx_config.http.client_body_buffer_size: the most of a request body read into memory
   // before routing, for post_arg_* variables (nginx's 16k default on 64-bit). A larger body

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "base/strings.h"
+#include "http/request_line.h"
 
 namespace turnpike::http {
 namespace {
@@ -28,17 +29,6 @@ void TrimTrailingWhitespace(std::vector<Header>* headers) {
       h.value.remove_suffix(1);
     }
   }
-}
-
-// The version at the end of the request line, when it is well formed ("HTTP/d.d").
-bool HasWellFormedVersion(const char* data, size_t len) {
-  std::string_view line(data, len);
-  size_t end = line.find_first_of("\r\n");
-  if (end != std::string_view::npos) line = line.substr(0, end);
-  if (line.size() < 9) return false;
-  std::string_view v = line.substr(line.size() - 8);
-  return v.substr(0, 5) == "HTTP/" && v[5] >= '0' && v[5] <= '9' && v[6] == '.' &&
-         v[7] >= '0' && v[7] <= '9' && line[line.size() - 9] == ' ';
 }
 
 void AppendBody(std::vector<std::string_view>* out, const char* at, size_t len) {
@@ -74,8 +64,8 @@ void ScanHeaders(Head* head) {
 
 Framing FramingOf(const llhttp_t& p) {
   if (p.flags & F_CHUNKED) return Framing::kChunked;
-  if (p.flags & F_CONTENT_LENGTH) return p.content_length > 0 ? Framing::kContentLength
-                                                              : Framing::kNone;
+  if (p.flags & F_CONTENT_LENGTH)
+    return p.content_length > 0 ? Framing::kContentLength : Framing::kNone;
   return Framing::kNone;
 }
 
@@ -112,12 +102,14 @@ MessageParser::MessageParser(llhttp_type_t type, const llhttp_settings_t& settin
   settings_.on_header_value = &OnHeaderValue;
   settings_.on_body = &OnBody;
   settings_.on_message_complete = &OnMessageComplete;
+  settings_.on_chunk_header = &OnChunkHeader;
   llhttp_init(&parser_, type, &settings_);
   parser_.data = this;
 }
 
 int MessageParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
   MessageParser* self = From(p);
+  if (self->headers_ == nullptr) return 0;  // a trailer field: not forwarded, not kept
   std::vector<Header>& headers = *self->headers_;
   if (self->in_value_ || headers.empty()) {
     headers.push_back(Header{});
@@ -128,6 +120,7 @@ int MessageParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
 
 int MessageParser::OnHeaderValue(llhttp_t* p, const char* at, size_t len) {
   MessageParser* self = From(p);
+  if (self->headers_ == nullptr) return 0;
   self->in_value_ = true;
   return AppendSpan(&self->headers_->back().value, at, len) ? 0 : -1;
 }
@@ -138,23 +131,48 @@ int MessageParser::OnBody(llhttp_t* p, const char* at, size_t len) {
   return 0;
 }
 
+int MessageParser::OnChunkHeader(llhttp_t* p) {
+  // llhttp accepts any size that fits in 64 bits; nginx refuses what does not fit in off_t.
+  return p->content_length > kMaxChunkSize ? -1 : 0;
+}
+
 int MessageParser::OnMessageComplete(llhttp_t* p) {
   From(p)->complete_ = true;
   return HPE_PAUSED;  // stop exactly at the end of this message
 }
 
-llhttp_errno_t MessageParser::ExecuteHead(const char* data, size_t len,
+int MessageParser::HeadComplete() {
+  head_complete_ = true;
+  return HPE_PAUSED;  // ExecuteHead checks where llhttp thinks the head ended
+}
+
+llhttp_errno_t MessageParser::ExecuteHead(std::string_view prefix, const char* data, size_t len,
                                           std::vector<Header>* headers) {
   headers_ = headers;
   body_out_ = nullptr;
   complete_ = false;
+  head_complete_ = false;
   in_value_ = false;
-  llhttp_errno_t err = llhttp_execute(&parser_, data, len);
-  if (err == HPE_PAUSED_UPGRADE) err = HPE_OK;  // upgrades are not offered: plain message
-  if (err == HPE_PAUSED) {
-    // Paused at message end: the head must have been consumed entirely.
-    err = llhttp_get_error_pos(&parser_) == data + len ? HPE_OK : HPE_USER;
+  llhttp_errno_t err = HPE_OK;
+  if (!prefix.empty()) err = llhttp_execute(&parser_, prefix.data(), prefix.size());
+  if (err == HPE_OK) err = llhttp_execute(&parser_, data, len);
+  headers_ = nullptr;  // whatever follows the head (trailers) is not a header
+  if (err != HPE_PAUSED || !head_complete_) {
+    // HPE_OK: llhttp wants more head than FindHeadEnd found, so the two disagree on where
+    // the head ends; that is how requests are smuggled. Refuse it like any parse error.
+    return err == HPE_OK || err == HPE_PAUSED ? HPE_USER : err;
   }
+  if (llhttp_get_error_pos(&parser_) != data + len) return HPE_USER;  // llhttp's head is shorter
+  // Let llhttp decide about the body: a message without one completes here.
+  llhttp_resume(&parser_);
+  err = llhttp_execute(&parser_, data + len, 0);
+  if (err == HPE_PAUSED_UPGRADE) {
+    // Upgrades are not offered: the message is a plain one without a body.
+    llhttp_resume_after_upgrade(&parser_);
+    complete_ = true;
+    err = HPE_OK;
+  }
+  if (err == HPE_PAUSED) err = complete_ ? HPE_OK : HPE_USER;
   if (err == HPE_OK) TrimTrailingWhitespace(headers);
   return err;
 }
@@ -180,41 +198,67 @@ BodyChunk MessageParser::FeedBody(const char* data, size_t len,
   return r;
 }
 
+// ---------------------------------------------------------------- shared field rules
+
+namespace {
+
+enum class FieldCheck { kOk, kBad, kUnsupportedCoding };
+
+// llhttp's strict mode still takes a bare LF as the empty line that ends a head; Turnpike
+// wants CRLF there as everywhere else.
+bool EndsWithBlankCrlfLine(std::string_view head) {
+  return head.size() >= 2 && head.substr(head.size() - 2) == "\r\n" &&
+         (head.size() == 2 || head.substr(head.size() - 4) == "\r\n\r\n");
+}
+
+int CountFields(const std::vector<Header>& headers, std::string_view lower_name) {
+  int n = 0;
+  for (const Header& h : headers) n += base::EqualsIgnoreCase(h.name, lower_name) ? 1 : 0;
+  return n;
+}
+
+// RFC 9112 rules llhttp leaves to its user: no empty field name, at most one
+// Transfer-Encoding line and only the `chunked` coding (Turnpike decodes and re-chunks
+// bodies, so a coding it would drop must not pass), and no Transfer-Encoding in HTTP/1.0
+// (§6.1: faulty framing).
+FieldCheck CheckFields(const std::vector<Header>& headers, int version_minor) {
+  int transfer_encodings = 0;
+  for (const Header& h : headers) {
+    if (h.name.empty()) return FieldCheck::kBad;
+    if (h.name.size() == 17 && base::EqualsIgnoreCase(h.name, "transfer-encoding")) {
+      if (++transfer_encodings > 1 || version_minor == 0) return FieldCheck::kBad;
+      if (!base::EqualsIgnoreCase(base::TrimWhitespace(h.value), "chunked")) {
+        return FieldCheck::kUnsupportedCoding;
+      }
+    }
+  }
+  return FieldCheck::kOk;
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------- RequestParser
 
 namespace {
-llhttp_settings_t RequestSettings(llhttp_data_cb on_url, llhttp_cb on_headers_complete) {
+llhttp_settings_t Settings(llhttp_cb on_headers_complete, llhttp_data_cb on_status) {
   llhttp_settings_t s;
   llhttp_settings_init(&s);
-  s.on_url = on_url;
   s.on_headers_complete = on_headers_complete;
-  return s;
-}
-llhttp_settings_t ResponseSettings(llhttp_data_cb on_status, llhttp_cb on_headers_complete) {
-  llhttp_settings_t s;
-  llhttp_settings_init(&s);
   s.on_status = on_status;
-  s.on_headers_complete = on_headers_complete;
   return s;
 }
 }  // namespace
 
 RequestParser::RequestParser()
-    : MessageParser(HTTP_REQUEST, RequestSettings(&OnUrl, &OnHeadersComplete)) {}
-
-int RequestParser::OnUrl(llhttp_t* p, const char* at, size_t len) {
-  auto* self = static_cast<RequestParser*>(From(p));
-  return AppendSpan(&self->head_->target, at, len) ? 0 : -1;
-}
+    : MessageParser(HTTP_REQUEST, Settings(&OnHeadersComplete, nullptr)) {}
 
 int RequestParser::OnHeadersComplete(llhttp_t* p) {
   auto* self = static_cast<RequestParser*>(From(p));
   RequestHead* h = self->head_;
-  h->version_minor = p->http_minor;
   h->framing = FramingOf(*p);
   h->content_length = h->framing == Framing::kContentLength ? p->content_length : 0;
   h->keep_alive = llhttp_should_keep_alive(p) != 0;
-  return 0;
+  return self->HeadComplete();
 }
 
 int RequestParser::ParseHead(const char* data, size_t len, RequestHead* head) {
@@ -223,38 +267,48 @@ int RequestParser::ParseHead(const char* data, size_t len, RequestHead* head) {
   llhttp_reset(&parser_);
   head->Clear();
   head_ = head;
-  llhttp_errno_t err = ExecuteHead(data, len, &head->headers);
-  if (err != HPE_OK) {
-    return err == HPE_INVALID_VERSION && HasWellFormedVersion(data, len) ? 505 : 400;
+  std::string_view text(data, len);
+  // RFC 9112 §2.2: empty lines before the request line are ignored.
+  while (text.size() >= 2 && text[0] == '\r' && text[1] == '\n') text.remove_prefix(2);
+  RequestLine line;
+  if (int status = ParseRequestLine(text, &line); status != 0) return status;
+  // llhttp parses the fields and the framing after a request line of its own: one it knows,
+  // with the version of the real one (keep-alive rules depend on it).
+  std::string_view llhttp_line = line.minor == 0 ? "GET / HTTP/1.0\r\n" : "GET / HTTP/1.1\r\n";
+  text.remove_prefix(line.length);
+  if (!EndsWithBlankCrlfLine(text)) return 400;
+  llhttp_errno_t err = ExecuteHead(llhttp_line, text.data(), text.size(), &head->headers);
+  if (err == HPE_INVALID_TRANSFER_ENCODING) {
+    // A coding after chunked (501, as nginx), or a second Transfer-Encoding line (400).
+    return CountFields(head->headers, "transfer-encoding") > 1 ? 400 : 501;
   }
-  if (head->target.empty()) return 400;
-  if (parser_.http_major != 1) return 505;
+  if (err != HPE_OK) return 400;
   if (!complete_ && !(parser_.flags & (F_CHUNKED | F_CONTENT_LENGTH))) {
     return 400;  // not a whole head
   }
-  head->method_name = llhttp_method_name(static_cast<llhttp_method_t>(parser_.method));
-  head->method = base::ParseMethod(head->method_name);
-  std::string_view target = head->target;
-  if (target[0] != '/') {
-    // absolute-form: scheme://authority/path
-    size_t scheme_end = target.find("://");
-    if (scheme_end == std::string_view::npos) {
-      if (target != "*") return 400;
-    } else {
-      std::string_view rest = target.substr(scheme_end + 3);
-      size_t slash = rest.find_first_of("/?");
-      head->host = rest.substr(0, slash);
-      target = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
-    }
+  head->version_minor = static_cast<uint8_t>(line.minor);
+  switch (CheckFields(head->headers, line.minor)) {
+    case FieldCheck::kOk:
+      break;
+    case FieldCheck::kBad:
+      return 400;
+    case FieldCheck::kUnsupportedCoding:
+      return 501;  // nginx: "unknown Transfer-Encoding"
   }
-  size_t q = target.find('?');
-  head->path = target.substr(0, q);
-  head->query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
-  if (head->path.empty()) head->path = "/";
+  head->method_name = line.method;
+  head->method = base::ParseMethod(line.method);
+  RequestTarget target;
+  if (!SplitRequestTarget(line.target, &target)) return 400;
+  if (target.path == "*" && head->method != base::Method::kOptions) return 400;
+  head->target = target.without_fragment;
+  head->path = target.path;
+  head->query = target.query;
+  head->host = target.authority;
   int host_headers = 0;
   for (const Header& h : head->headers) {
     if (h.name.size() == 4 && base::EqualsIgnoreCase(h.name, "host")) {
       ++host_headers;
+      if (!IsValidHost(h.value)) return 400;
       if (head->host.empty()) head->host = h.value;
     } else if (h.name.size() == 6 && base::EqualsIgnoreCase(h.name, "expect")) {
       if (base::EqualsIgnoreCase(base::TrimWhitespace(h.value), "100-continue")) {
@@ -271,7 +325,7 @@ int RequestParser::ParseHead(const char* data, size_t len, RequestHead* head) {
 // ---------------------------------------------------------------- ResponseParser
 
 ResponseParser::ResponseParser()
-    : MessageParser(HTTP_RESPONSE, ResponseSettings(&OnStatus, &OnHeadersComplete)) {}
+    : MessageParser(HTTP_RESPONSE, Settings(&OnHeadersComplete, &OnStatus)) {}
 
 void ResponseParser::Reset(bool head_request) {
   llhttp_reset(&parser_);
@@ -297,7 +351,8 @@ int ResponseParser::OnHeadersComplete(llhttp_t* p) {
     // llhttp's keep-alive answer assumed a close-delimited body; there is none.
     h->keep_alive = !(p->flags & F_CONNECTION_CLOSE) &&
                     (p->http_minor >= 1 || (p->flags & F_CONNECTION_KEEP_ALIVE));
-    return 1;  // no body, whatever the headers say
+    p->flags |= F_SKIPBODY;  // what returning 1 does; the pause below needs the return value
+    return self->HeadComplete();
   }
   h->framing = FramingOf(*p);
   if (h->framing == Framing::kContentLength) h->content_length = p->content_length;
@@ -305,15 +360,22 @@ int ResponseParser::OnHeadersComplete(llhttp_t* p) {
     h->framing = Framing::kUntilClose;
     h->keep_alive = false;
   }
-  return 0;
+  return self->HeadComplete();
 }
 
 bool ResponseParser::ParseHead(const char* data, size_t len, ResponseHead* head) {
   if (llhttp_get_errno(&parser_) == HPE_PAUSED) llhttp_resume(&parser_);
   head->Clear();
   head_ = head;
-  if (ExecuteHead(data, len, &head->headers) != HPE_OK) return false;
+  std::string_view text(data, len);
+  size_t status_line_end = text.find('\n');
+  if (status_line_end == 0 || status_line_end == std::string_view::npos ||
+      text[status_line_end - 1] != '\r' || !EndsWithBlankCrlfLine(text)) {
+    return false;
+  }
+  if (ExecuteHead({}, data, len, &head->headers) != HPE_OK) return false;
   if (parser_.http_major != 1) return false;
+  if (CheckFields(head->headers, head->version_minor) != FieldCheck::kOk) return false;
   ScanHeaders(head);
   return true;
 }

@@ -10,6 +10,7 @@
 #include <llhttp.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -26,9 +27,9 @@ size_t FindHeadEnd(std::string_view data, size_t* scan_pos);
 size_t FirstLineLength(std::string_view data);
 
 struct BodyChunk {
-  size_t consumed = 0;     // bytes of input used (the rest belongs to the next message)
-  bool complete = false;   // the message ended inside this input
-  bool error = false;      // malformed framing; the connection must be closed
+  size_t consumed = 0;    // bytes of input used (the rest belongs to the next message)
+  bool complete = false;  // the message ended inside this input
+  bool error = false;     // malformed framing; the connection must be closed
 };
 
 // What request and response parsing share: the llhttp state, header and body collection,
@@ -49,10 +50,16 @@ class MessageParser {
   MessageParser(llhttp_type_t type, const llhttp_settings_t& settings);
   ~MessageParser() = default;
 
-  // Runs llhttp over one complete head, collecting headers into `headers`. Returns llhttp's
-  // result, with "paused at message end" and "upgrade requested" reported as HPE_OK after
-  // checking the whole head was consumed (else HPE_USER).
-  llhttp_errno_t ExecuteHead(const char* data, size_t len, std::vector<Header>* headers);
+  // Runs llhttp over `prefix` and then one complete head of `len` bytes, collecting headers
+  // into `headers`. Returns HPE_OK only when llhttp's end of the head is exactly `data + len`
+  // (the end FindHeadEnd found: llhttp ending it earlier or later is HPE_USER); a message
+  // without a body is then complete. Other llhttp errors are returned as they are.
+  llhttp_errno_t ExecuteHead(std::string_view prefix, const char* data, size_t len,
+                             std::vector<Header>* headers);
+
+  // The subclass's on_headers_complete ends with this: it pauses llhttp at the end of the
+  // head so ExecuteHead can check where that is.
+  int HeadComplete();
 
   static MessageParser* From(llhttp_t* p) { return static_cast<MessageParser*>(p->data); }
 
@@ -63,25 +70,32 @@ class MessageParser {
   static int OnHeaderField(llhttp_t* p, const char* at, size_t len);
   static int OnHeaderValue(llhttp_t* p, const char* at, size_t len);
   static int OnBody(llhttp_t* p, const char* at, size_t len);
+  static int OnChunkHeader(llhttp_t* p);
   static int OnMessageComplete(llhttp_t* p);
+
+  // The largest chunk size accepted (nginx: what fits in off_t); larger is malformed framing.
+  static constexpr uint64_t kMaxChunkSize = INT64_MAX;
 
   llhttp_settings_t settings_;
   std::vector<Header>* headers_ = nullptr;
   std::vector<std::string_view>* body_out_ = nullptr;
   bool in_value_ = false;
+  bool head_complete_ = false;
 };
 
 class RequestParser : public MessageParser {
  public:
   RequestParser();
 
-  // Parses one complete head. Returns 0 on success, else the status to answer (400 or 505).
-  // On success `head` views point into `data`. If the request has no body the message is
-  // complete already (message_complete() is true).
+  // Parses one complete head (as found by FindHeadEnd; empty lines before the request line
+  // are skipped). Returns 0 on success, else the status to answer: 400 for anything
+  // malformed or ambiguous (request line, target, Host, field names, framing), 501 for a
+  // transfer coding other than chunked, 505 for an HTTP major version other than 1.
+  // On success `head` views point into `data`; a fragment is not part of head->target. If the
+  // request has no body the message is complete already (message_complete() is true).
   int ParseHead(const char* data, size_t len, RequestHead* head);
 
  private:
-  static int OnUrl(llhttp_t* p, const char* at, size_t len);
   static int OnHeadersComplete(llhttp_t* p);
   RequestHead* head_ = nullptr;
 };

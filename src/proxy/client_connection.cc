@@ -80,6 +80,7 @@ ClientConnection* ClientConnection::Accept(Worker* worker, uv_stream_t* server) 
   }
   c->conn_info_ = {c->peer_ip_, c->peer_port_, c->local_ip_, c->local_port_text_};
   c->StartReading();
+  c->head_deadline_set_ = true;
   c->ArmTimer(worker->gateway().client_header_timeout);
   return c;
 }
@@ -144,9 +145,7 @@ void ClientConnection::StopReading() {
   uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
 }
 
-void ClientConnection::ArmTimer(double seconds) {
-  timer_.Arm(seconds);
-}
+void ClientConnection::ArmTimer(double seconds) { timer_.Arm(seconds); }
 
 void ClientConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   auto* c = static_cast<ClientConnection*>(h->data);
@@ -220,6 +219,13 @@ bool ClientConnection::Grow(size_t new_cap) {
 }
 
 void ClientConnection::ProcessHead() {
+  // RFC 9112 §2.2: empty lines before a request line are ignored (clients add CRLF after a
+  // POST body); dropping them here keeps them from looking like an empty head.
+  // A request line never starts with CR, so a buffer starting with CRLF has no head yet.
+  while (end_ - begin_ >= 2 && buf_[begin_] == '\r' && buf_[begin_ + 1] == '\n') {
+    begin_ += 2;
+    scan_pos_ = 0;
+  }
   std::string_view data(buf_ + begin_, end_ - begin_);
   size_t head_len = http::FindHeadEnd(data, &scan_pos_);
   size_t line_len = http::FirstLineLength(data);
@@ -244,7 +250,13 @@ void ClientConnection::ProcessHead() {
       }
     }
     StartReading();
-    ArmTimer(worker_->gateway().client_header_timeout);
+    // nginx's client_header_timeout: the whole head within the timeout from its first byte
+    // (from accept for a connection's first request), however it trickles in. Re-arming on
+    // every read would let a slowloris client hold the connection forever.
+    if (!head_deadline_set_ && begin_ < end_) {
+      head_deadline_set_ = true;
+      ArmTimer(worker_->gateway().client_header_timeout);
+    }
     return;
   }
   // Leave room after the head for streaming the body: the head's views must not move
@@ -264,6 +276,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   // Reading goes on (stopping and restarting costs epoll_ctl calls per request); input that
   // arrives during the exchange is either body, or stays buffered as the next request.
   timer_.Disarm();
+  head_deadline_set_ = false;
   int err = parser_.ParseHead(buf_ + begin_, head_len, &req_);
   begin_ += head_len;
   head_end_ = begin_;
@@ -332,8 +345,8 @@ void ClientConnection::RouteRequest() {
   }
   match_info_ = {};
   // Parameters land in the request context directly: uri_param_* for `vars` and plugins.
-  uint32_t idx = snapshot_->table->Match({req_.method, host_, match_path}, this,
-                                         &ctx_.params(), &match_info_);
+  uint32_t idx =
+      snapshot_->table->Match({req_.method, host_, match_path}, this, &ctx_.params(), &match_info_);
   route_ = idx == router::RouteTable::kNoMatch ? nullptr : &snapshot_->routes[idx];
   ctx_.SetRoute(route_);
   if (RunRequestPhases()) return;  // a plugin answered
@@ -415,7 +428,7 @@ void ClientConnection::ReadBody() {
   }
   if (!req_body_done_ && body_buf_.size() <= limit) {
     StartReading();
-    ArmTimer(worker_->gateway().client_header_timeout);  // a stalled body closes, as below
+    ArmTimer(worker_->gateway().client_body_timeout);  // between two reads, as nginx
     return;
   }
   // Whole, or over the limit: then post_arg_* stay nil (APISIX: the body went to a temp file)
@@ -509,8 +522,7 @@ void ClientConnection::ReplyLocal(int status, std::string_view message) {
   SendLocal(status, local_body_, "application/json");
 }
 
-void ClientConnection::SendLocal(int status, std::string_view body,
-                                 std::string_view content_type) {
+void ClientConnection::SendLocal(int status, std::string_view body, std::string_view content_type) {
   state_ = State::kLocalReply;
   resp_status_ = status;
   if (!req_body_done_ && !SkipRequestBody()) keep_alive_ = false;
@@ -539,7 +551,12 @@ void ClientConnection::SendLocal(int status, std::string_view body,
   }
   out_.append("\r\n");
   out_.append(worker_->server_header());
-  if (attempts_ > 0) {
+  // Only an answer that stands for an upstream's failure names the upstream status (a 400
+  // for a bad body in the middle of an attempt is the client's error, not the node's).
+  uint16_t last_status =
+      attempts_ > 0 ? attempt_status_[std::min<size_t>(attempts_, attempt_status_.size()) - 1] : 0;
+  if (last_status != 0 &&
+      (last_status >= 500 || worker_->gateway().show_upstream_status_in_response_header)) {
     out_.append("X-APISIX-Upstream-Status: ");
     for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
       if (i > 0) out_.append(", ");

@@ -148,6 +148,7 @@ class ClientConnection final : public router::RouteFilter {
   bool reading_ = false;
   bool writing_ = false;
   bool close_after_write_ = false;
+  bool head_deadline_set_ = false;  // client_header_timeout runs for the head being read
 
   // Read buffer: unconsumed bytes are [begin_, end_).
   char* buf_ = nullptr;

@@ -98,9 +98,10 @@ void ClientConnection::OnUpstreamConnected(int status) {
 void ClientConnection::FailAttempt(int status, bool connect_phase) {
   ctx_.facts().UpstreamEnd(status, uv_now(worker_->loop()));
   if (attempts_ > 0 && attempts_ <= attempt_status_.size()) attempt_status_[attempts_ - 1] = status;
-  // A pooled connection the node closed in the meantime fails with EOF/RST (502), not with a
-  // timeout.
-  bool stale = up_ != nullptr && up_->reused() && !connect_phase && status == 502;
+  // A pooled connection the node closed in the meantime fails with EOF/RST (502) before any
+  // byte of an answer, not with a timeout or a malformed answer.
+  bool stale = up_ != nullptr && up_->reused() && !connect_phase && status == 502 &&
+               !up_->received_any();
   if (up_ != nullptr) {
     up_->Close();  // cancels its write: our buffer is free again
     up_ = nullptr;
@@ -386,7 +387,7 @@ void ClientConnection::OnUpstreamWritten(int status) {
     // More body to come from the client: the client's pace now, not the node's.
     up_->StopTimer();
     StartReading();
-    ArmTimer(worker_->gateway().client_header_timeout);
+    ArmTimer(worker_->gateway().client_body_timeout);
     if (begin_ < end_) ForwardRequestBody();
     return;
   }

@@ -35,6 +35,7 @@ UpstreamConnection* UpstreamConnection::Connect(Worker* worker, const PoolKey& k
 
 void UpstreamConnection::Attach(ClientConnection* owner) {
   owner_ = owner;
+  received_any_ = false;
   StopTimer();
 }
 
@@ -162,6 +163,7 @@ void UpstreamConnection::OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t*) 
   }
   if (nread > 0) {
     u->end_ += static_cast<size_t>(nread);
+    u->received_any_ = true;
     u->owner_->OnUpstreamData();
     return;
   }

@@ -55,6 +55,8 @@ class UpstreamConnection {
   bool closing() const { return closing_; }
   bool writing() const { return writing_; }
   bool connected() const { return connected_; }
+  // Some byte arrived from the node for the current request (since Connect or Attach).
+  bool received_any() const { return received_any_; }
 
   http::ResponseParser& parser() { return parser_; }
   http::ResponseHead& head() { return head_; }
@@ -100,6 +102,7 @@ class UpstreamConnection {
   bool reading_ = false;
   bool connected_ = false;
   bool pinned_ = false;
+  bool received_any_ = false;
 };
 
 }  // namespace turnpike::proxy

@@ -153,6 +153,17 @@ uint32_t Worker::PickNode(const Upstream& up, const upstream::TriedSet& tried) {
 void Worker::OnConnection(uv_stream_t* server, int status) {
   auto* w = static_cast<Worker*>(server->data);
   if (status < 0 || w->draining_) return;
+  if (w->clients_.size() >= static_cast<size_t>(w->gateway_->worker_connections)) {
+    // Over nginx_config.event.worker_connections: take the connection off the backlog and
+    // close it at once, so the client sees a closed connection rather than a hang.
+    auto* refused = new uv_tcp_t;
+    uv_tcp_init(w->loop(), refused);
+    uv_accept(server, reinterpret_cast<uv_stream_t*>(refused));
+    uv_close(reinterpret_cast<uv_handle_t*>(refused),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+    w->stats_.refused.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   ClientConnection* c = ClientConnection::Accept(w, server);
   if (c == nullptr) return;
   c->worker_index = w->clients_.size();

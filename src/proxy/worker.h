@@ -42,6 +42,7 @@ struct PoolKeyHash {
 // worker only.
 struct WorkerStats {
   std::atomic<uint64_t> accepted{0};
+  std::atomic<uint64_t> refused{0};  // over worker_connections: accepted and closed at once
   std::atomic<uint64_t> requests{0};
   std::atomic<uint64_t> active_connections{0};
   std::atomic<uint64_t> upstream_connects{0};

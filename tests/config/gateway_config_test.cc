@@ -60,7 +60,9 @@ TEST_F(GatewayConfigTest, EmptyFileGivesDefaults) {
     EXPECT_EQ(c.worker_processes, kHardwareThreads);
     EXPECT_EQ(c.client_keepalive_timeout, 60);
     EXPECT_EQ(c.client_header_timeout, 60);
+    EXPECT_EQ(c.client_body_timeout, 60);
     EXPECT_EQ(c.send_timeout, 10);
+    EXPECT_EQ(c.worker_connections, 10620);
     EXPECT_EQ(c.client_max_body_size, 0u);
     EXPECT_EQ(c.upstream_keepalive.size, 320);
     EXPECT_EQ(c.error_log_level, "warn");
@@ -84,9 +86,12 @@ deployment:
 nginx_config:
   worker_processes: 3
   error_log_level: info
+  event:
+    worker_connections: 512
   http:
     keepalive_timeout: 75s
     client_header_timeout: 500ms
+    client_body_timeout: 7s
     send_timeout: 2m
     client_max_body_size: 8m
     enable_access_log: true
@@ -113,7 +118,9 @@ turnpike:
   EXPECT_EQ(c.error_log_level, "info");
   EXPECT_EQ(c.client_keepalive_timeout, 75);
   EXPECT_EQ(c.client_header_timeout, 0.5);
+  EXPECT_EQ(c.client_body_timeout, 7);
   EXPECT_EQ(c.send_timeout, 120);
+  EXPECT_EQ(c.worker_connections, 512);
   EXPECT_EQ(c.client_max_body_size, 8u * 1024 * 1024);
   EXPECT_TRUE(c.enable_access_log);
   EXPECT_EQ(c.access_log, "logs/access.log");
@@ -325,6 +332,7 @@ TEST_F(GatewayConfigTest, UnknownKeysAreWarnings) {
 nginx_config:
   event:
     worker_connections: 10620
+    multi_accept: true
   http:
     real_ip_headr: X-Real-IP
 stream_plugins:
@@ -340,11 +348,11 @@ turnpike:
             (Lines{
                 "conf/config.yaml:3:3: apisix.enable_admin: unknown key, ignored",
                 "conf/config.yaml:4:3: apisix.ssl: unknown key, ignored",
-                "conf/config.yaml:7:3: nginx_config.event: unknown key, ignored",
-                "conf/config.yaml:10:5: nginx_config.http.real_ip_headr: unknown key, ignored",
-                "conf/config.yaml:11:1: stream_plugins: unknown key, ignored",
-                "conf/config.yaml:13:1: plugin_attr: unknown key, ignored",
-                "conf/config.yaml:16:3: turnpike.routs_file: unknown key, ignored",
+                "conf/config.yaml:9:5: nginx_config.event.multi_accept: unknown key, ignored",
+                "conf/config.yaml:11:5: nginx_config.http.real_ip_headr: unknown key, ignored",
+                "conf/config.yaml:12:1: stream_plugins: unknown key, ignored",
+                "conf/config.yaml:14:1: plugin_attr: unknown key, ignored",
+                "conf/config.yaml:17:3: turnpike.routs_file: unknown key, ignored",
             }));
 }
 

@@ -212,7 +212,7 @@ TEST_F(PostArgsTest, PipelinedRequestsBehindABufferedBody) {
 
 TEST_F(PostArgsTest, StalledBodyIsTimedOut) {
   TurnpikeOptions options;
-  options.http_extra = "    client_header_timeout: 1s\n";
+  options.http_extra = "    client_body_timeout: 1s\n";  // nginx: between two body reads
   ASSERT_NO_FATAL_FAILURE(Start(kRoutes, options));
   HttpConnection c(gw_.port());
   auto start = std::chrono::steady_clock::now();

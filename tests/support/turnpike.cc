@@ -23,6 +23,7 @@ std::string GatewayConfigYaml(int port, const TurnpikeOptions& options) {
   y += "    config_provider: yaml\n";
   y += "nginx_config:\n";
   y += "  worker_processes: " + std::to_string(options.worker_processes) + "\n";
+  y += options.nginx_extra;
   y += "  http:\n";
   y += "    keepalive_timeout: " + options.keepalive_timeout + "\n";
   y += "    client_max_body_size: " + options.client_max_body_size + "\n";

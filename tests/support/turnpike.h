@@ -30,6 +30,9 @@ struct TurnpikeOptions {
   std::vector<std::string> env;  // extra "NAME=value" for the daemon
   // Extra lines under `nginx_config.http:` (each indented by four spaces).
   std::string http_extra;
+  // Extra lines under `nginx_config:` (each indented by two spaces), e.g.
+  // "  event:\n    worker_connections: 4\n".
+  std::string nginx_extra;
   // Extra top-level YAML appended at the end (e.g. a `plugins:` list).
   std::string top_extra;
 };

@@ -35,12 +35,44 @@ void NormalizeHost(std::string_view raw, std::string* out) {
 
 }  // namespace
 
-ClientConnection::ClientConnection(Worker* worker) : worker_(worker) {
-  buf_ = new char[kInitialBuffer];
-  cap_ = kInitialBuffer;
+ClientConnection::ClientConnection(Worker* worker) : worker_(worker) {}
+
+ClientConnection::~ClientConnection() {
+  if (x_ != nullptr) {
+    ReleaseBodyBuffer();
+    x_->snapshot.reset();
+    x_->up = nullptr;
+    if (!worker_->ReturnExchange(x_)) delete x_;  // closed for good: nothing refers to it
+  }
+  FreeBuffer();
 }
 
-ClientConnection::~ClientConnection() { delete[] buf_; }
+// ---------------------------------------------------------------- what a request borrows
+
+void ClientConnection::AcquireExchange() {
+  if (x_ == nullptr) x_ = worker_->TakeExchange();
+}
+
+// Between requests (FinishExchange has dropped the pin, the upstream and the body buffer).
+void ClientConnection::ReleaseExchange() {
+  if (x_ != nullptr && worker_->ReturnExchange(x_)) x_ = nullptr;
+}
+
+void ClientConnection::FreeBuffer() {
+  if (buf_ == nullptr) return;
+  if (cap_ == Worker::kClientBufferSize) {
+    worker_->client_buffers().Return(buf_);
+  } else {
+    delete[] buf_;  // grown for a large head
+  }
+  buf_ = nullptr;
+  cap_ = begin_ = end_ = scan_pos_ = 0;
+}
+
+// An idle connection holds no read buffer: it takes one at its next read (OnAlloc).
+void ClientConnection::ReleaseBufferIfIdle() {
+  if (begin_ == end_ && state_ == State::kReadingHead && x_ == nullptr) FreeBuffer();
+}
 
 ClientConnection* ClientConnection::Accept(Worker* worker, uv_stream_t* server) {
   auto* c = new ClientConnection(worker);
@@ -90,11 +122,13 @@ ClientConnection* ClientConnection::Accept(Worker* worker, uv_stream_t* server) 
 void ClientConnection::Close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
-  if (up_ != nullptr) {
-    up_->Close();
-    up_ = nullptr;
+  if (x_ != nullptr) {
+    if (x_->up != nullptr) {
+      x_->up->Close();
+      x_->up = nullptr;
+    }
+    x_->snapshot.reset();
   }
-  snapshot_.reset();
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &OnClose);
   timer_.Close(&OnClose);
   worker_->OnClientClosed(this);
@@ -149,6 +183,11 @@ void ClientConnection::ArmTimer(double seconds) { timer_.Arm(seconds); }
 
 void ClientConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   auto* c = static_cast<ClientConnection*>(h->data);
+  if (c->buf_ == nullptr) {
+    c->buf_ = c->worker_->client_buffers().Take();
+    c->cap_ = Worker::kClientBufferSize;
+    c->begin_ = c->end_ = c->scan_pos_ = 0;
+  }
   // Buffered bytes never move while something refers to them: the request head's views
   // during an exchange, body bytes an upstream write is sending.
   if (c->state_ == State::kLingering) c->begin_ = c->end_ = 0;
@@ -156,7 +195,7 @@ void ClientConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   if (c->begin_ == c->end_ && c->state_ == State::kReadingBody) {
     c->begin_ = c->end_ = c->head_end_;
   }
-  if (c->begin_ == c->end_ && c->state_ == State::kProxying && !c->body_inflight_) {
+  if (c->begin_ == c->end_ && c->state_ == State::kProxying && !c->x_->body_inflight) {
     c->begin_ = c->end_ = c->head_end_;
   }
   buf->base = c->buf_ + c->end_;
@@ -171,7 +210,10 @@ void ClientConnection::OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t*) {
     c->OnData();
     return;
   }
-  if (nread == 0) return;
+  if (nread == 0) {  // nothing to read after all (EAGAIN)
+    c->ReleaseBufferIfIdle();
+    return;
+  }
   if (nread == UV_ENOBUFS) {  // buffer full: wait for the consumer
     c->StopReading();
     return;
@@ -210,9 +252,10 @@ bool ClientConnection::Grow(size_t new_cap) {
   if (new_cap <= cap_) return false;
   char* bigger = new char[new_cap];
   std::memcpy(bigger, buf_ + begin_, end_ - begin_);
-  delete[] buf_;
+  size_t len = end_ - begin_;
+  FreeBuffer();
   buf_ = bigger;
-  end_ -= begin_;
+  end_ = len;
   begin_ = 0;
   cap_ = new_cap;
   return true;
@@ -232,12 +275,13 @@ void ClientConnection::ProcessHead() {
   bool line_too_long = line_len > kMaxRequestLine;
   if (line_too_long || (head_len == 0 ? data.size() > kMaxHead : head_len > kMaxHead)) {
     // No head was parsed: answer from a blank request and read nothing more.
-    req_.Clear();
-    req_body_done_ = true;
-    attempts_ = 0;
+    AcquireExchange();
+    x_->req.Clear();
+    x_->req_body_done = true;
+    x_->attempts = 0;
     keep_alive_ = false;
-    start_ms_ = uv_now(worker_->loop());
-    bytes_sent_ = 0;
+    x_->start_ms = uv_now(worker_->loop());
+    x_->bytes_sent = 0;
     ReplyLocal(line_too_long ? 414 : 431, "");
     return;
   }
@@ -273,63 +317,64 @@ void ClientConnection::ProcessHead() {
 // ---------------------------------------------------------------- one request
 
 void ClientConnection::HandleRequest(size_t head_len) {
+  AcquireExchange();
   // Reading goes on (stopping and restarting costs epoll_ctl calls per request); input that
   // arrives during the exchange is either body, or stays buffered as the next request.
   timer_.Disarm();
   head_deadline_set_ = false;
-  int err = parser_.ParseHead(buf_ + begin_, head_len, &req_);
+  int err = x_->parser.ParseHead(buf_ + begin_, head_len, &x_->req);
   begin_ += head_len;
   head_end_ = begin_;
   scan_pos_ = 0;
   ++requests_;
-  route_ = nullptr;
-  remote_addr_ = peer_ip_;
-  phases_ran_ = false;
-  body_started_ = false;
-  start_ms_ = uv_now(worker_->loop());
-  bytes_sent_ = 0;
-  body_bytes_ = 0;
-  resp_status_ = 0;
+  x_->route = nullptr;
+  x_->remote_addr = peer_ip_;
+  x_->phases_ran = false;
+  x_->body_started = false;
+  x_->start_ms = uv_now(worker_->loop());
+  x_->bytes_sent = 0;
+  x_->body_bytes = 0;
+  x_->resp_status = 0;
   worker_->mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
-  keep_alive_ = req_.keep_alive && !worker_->draining();
-  req_body_done_ = req_.framing == http::Framing::kNone;
-  attempts_ = 0;
+  keep_alive_ = x_->req.keep_alive && !worker_->draining();
+  x_->req_body_done = x_->req.framing == http::Framing::kNone;
+  x_->attempts = 0;
   if (err != 0) {
     keep_alive_ = false;
-    req_body_done_ = true;  // unknown framing: nothing more is read
+    x_->req_body_done = true;  // unknown framing: nothing more is read
     ReplyLocal(err, "");
     return;
   }
   uint64_t max_body = worker_->gateway().client_max_body_size;
-  if (max_body != 0 && req_.framing == http::Framing::kContentLength &&
-      req_.content_length > max_body) {
+  if (max_body != 0 && x_->req.framing == http::Framing::kContentLength &&
+      x_->req.content_length > max_body) {
     keep_alive_ = false;
     ReplyLocal(413, "");
     return;
   }
-  if (http::IsNormalPath(req_.path)) {
-    uri_ = req_.path;
-  } else if (http::NormalizePath(req_.path, &uri_scratch_)) {
-    uri_ = uri_scratch_;
+  if (http::IsNormalPath(x_->req.path)) {
+    x_->uri = x_->req.path;
+  } else if (http::NormalizePath(x_->req.path, &x_->uri_scratch)) {
+    x_->uri = x_->uri_scratch;
   } else {
     keep_alive_ = false;
     ReplyLocal(400, "");
     return;
   }
-  NormalizeHost(req_.host, &host_);
-  snapshot_ = worker_->snapshot();
+  NormalizeHost(x_->req.host, &x_->host);
+  x_->snapshot = worker_->snapshot();
   RefreshPeerRules();
-  remote_addr_ = ResolveRemoteAddr();
-  ctx_.Begin(&conn_info_, &req_, uri_, host_, remote_addr_);
-  ctx_.facts().Begin(start_ms_,
+  x_->remote_addr = ResolveRemoteAddr();
+  x_->ctx.Begin(&conn_info_, &x_->req, x_->uri, x_->host, x_->remote_addr);
+  x_->ctx.facts().Begin(x_->start_ms,
                      std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count(),
                      head_len);
-  continue_sent_ = false;
-  if (!req_body_done_ && (snapshot_->needs_post_args || snapshot_->needs_request_body)) {
-    std::optional<std::string_view> type = ctx_.Header("content-type");
-    if (snapshot_->needs_request_body || (type && RequestContext::IsFormContentType(*type))) {
+  x_->continue_sent = false;
+  if (!x_->req_body_done && (x_->snapshot->needs_post_args || x_->snapshot->needs_request_body)) {
+    std::optional<std::string_view> type = x_->ctx.Header("content-type");
+    if (x_->snapshot->needs_request_body || (type && RequestContext::IsFormContentType(*type))) {
       StartReadingBody();  // the body first (RouteRequest follows)
       return;
     }
@@ -339,121 +384,121 @@ void ClientConnection::HandleRequest(size_t head_len) {
 
 // Routing, rewrite/access and the start of the exchange with the chosen upstream.
 void ClientConnection::RouteRequest() {
-  std::string_view match_path = uri_;
-  if (snapshot_->delete_uri_tail_slash && match_path.size() > 1 && match_path.back() == '/') {
+  std::string_view match_path = x_->uri;
+  if (x_->snapshot->delete_uri_tail_slash && match_path.size() > 1 && match_path.back() == '/') {
     match_path.remove_suffix(1);
   }
-  match_info_ = {};
+  x_->match_info = {};
   // Parameters land in the request context directly: uri_param_* for `vars` and plugins.
   uint32_t idx =
-      snapshot_->table->Match({req_.method, host_, match_path}, this, &ctx_.params(), &match_info_);
-  route_ = idx == router::RouteTable::kNoMatch ? nullptr : &snapshot_->routes[idx];
-  ctx_.SetRoute(route_);
+      x_->snapshot->table->Match({x_->req.method, x_->host, match_path}, this, &x_->ctx.params(), &x_->match_info);
+  x_->route = idx == router::RouteTable::kNoMatch ? nullptr : &x_->snapshot->routes[idx];
+  x_->ctx.SetRoute(x_->route);
   if (RunRequestPhases()) return;  // a plugin answered
-  if (route_ == nullptr) {
+  if (x_->route == nullptr) {
     ReplyLocal(404, "404 Route Not Found");
     return;
   }
-  upstream_ = route_->upstream;
-  if (route_->fail_status != 0) {  // missing service (404), plugin config (503), upstream
-    ReplyLocal(route_->fail_status, "");
+  x_->upstream = x_->route->upstream;
+  if (x_->route->fail_status != 0) {  // missing service (404), plugin config (503), upstream
+    ReplyLocal(x_->route->fail_status, "");
     return;
   }
-  if (upstream_->nodes->nodes.empty()) {
+  if (x_->upstream->nodes->nodes.empty()) {
     ReplyLocal(503, "");
     return;
   }
   state_ = State::kProxying;
-  tried_.Clear();
-  stale_retry_used_ = false;
-  request_sent_ = false;
-  body_fed_ = false;
-  body_inflight_ = false;  // body_bytes_ counts from HandleRequest (a body read before routing)
-  resp_head_parsed_ = resp_head_sent_ = resp_done_ = false;
-  resp_chunked_ = resp_close_delimited_ = false;
-  up_eof_pending_ = false;
-  up_discard_ = false;
-  first_attempt_ms_ = uv_now(worker_->loop());
-  if (req_.expect_continue && !req_body_done_ && !continue_sent_) SendContinue();
+  x_->tried.Clear();
+  x_->stale_retry_used = false;
+  x_->request_sent = false;
+  x_->body_fed = false;
+  x_->body_inflight = false;  // body_bytes counts from HandleRequest (a body read before routing)
+  x_->resp_head_parsed = x_->resp_head_sent = x_->resp_done = false;
+  x_->resp_chunked = x_->resp_close_delimited = false;
+  x_->up_eof_pending = false;
+  x_->up_discard = false;
+  x_->first_attempt_ms = uv_now(worker_->loop());
+  if (x_->req.expect_continue && !x_->req_body_done && !x_->continue_sent) SendContinue();
   StartAttempt();
 }
 
 void ClientConnection::SendContinue() {
-  continue_sent_ = true;
+  x_->continue_sent = true;
   uv_buf_t b = uv_buf_init(const_cast<char*>(kContinue.data()), kContinue.size());
-  uv_write(&continue_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &b, 1, &OnContinueWritten);
+  uv_write(&x_->continue_req, reinterpret_cast<uv_stream_t*>(&tcp_), &b, 1, &OnContinueWritten);
 }
 
 // ---------------------------------------------------------------- a body read before routing
 
 // A form body while the snapshot has post_arg_* readers is read before routing, as APISIX's
-// ngx.req.read_body(): its decoded bytes go into body_buf_ (a worker pool buffer), up to
-// client_body_buffer_size. The exchange then forwards body_buf_ first (on every attempt) and
+// ngx.req.read_body(): its decoded bytes go into body_buf (a worker pool buffer), up to
+// client_body_buffer_size. The exchange then forwards body_buf first (on every attempt) and
 // streams whatever the client still sends after it.
 void ClientConnection::StartReadingBody() {
   state_ = State::kReadingBody;
-  body_buf_ = worker_->TakeBodyBuffer();
-  body_buffered_ = true;
+  x_->body_buf = worker_->TakeBodyBuffer();
+  x_->body_buffered = true;
   uint64_t want = worker_->gateway().client_body_buffer_size + 1;
-  if (req_.framing == http::Framing::kContentLength) want = std::min(want, req_.content_length);
-  if (body_buf_.capacity() < want) body_buf_.reserve(want);
-  if (req_.expect_continue) SendContinue();
+  if (x_->req.framing == http::Framing::kContentLength) want = std::min(want, x_->req.content_length);
+  if (x_->body_buf.capacity() < want) x_->body_buf.reserve(want);
+  if (x_->req.expect_continue) SendContinue();
   ReadBody();
 }
 
 void ClientConnection::ReadBody() {
   const uint64_t limit = worker_->gateway().client_body_buffer_size;
-  while (begin_ < end_ && !req_body_done_ && body_buf_.size() <= limit) {
+  while (begin_ < end_ && !x_->req_body_done && x_->body_buf.size() <= limit) {
     // Framing only adds bytes, so feeding no more than the room left keeps the buffer within
     // one byte of the limit; that byte past it says "over the limit".
-    size_t room = static_cast<size_t>(limit - body_buf_.size());
+    size_t room = static_cast<size_t>(limit - x_->body_buf.size());
     size_t n = std::min(end_ - begin_, std::max<size_t>(room, 1));
-    spans_.clear();
-    http::BodyChunk r = parser_.FeedBody(buf_ + begin_, n, &spans_);
+    x_->spans.clear();
+    http::BodyChunk r = x_->parser.FeedBody(buf_ + begin_, n, &x_->spans);
     if (r.error) {
       keep_alive_ = false;
-      req_body_done_ = true;  // unknown framing: nothing more is read
+      x_->req_body_done = true;  // unknown framing: nothing more is read
       ReplyLocal(400, "");
       return;
     }
     begin_ += r.consumed;
-    for (std::string_view s : spans_) body_buf_.append(s);
-    req_body_done_ = r.complete;
+    for (std::string_view s : x_->spans) x_->body_buf.append(s);
+    x_->req_body_done = r.complete;
   }
   uint64_t max_body = worker_->gateway().client_max_body_size;
-  if (max_body != 0 && body_buf_.size() > max_body) {
+  if (max_body != 0 && x_->body_buf.size() > max_body) {
     keep_alive_ = false;
     ReplyLocal(413, "");
     return;
   }
-  if (!req_body_done_ && body_buf_.size() <= limit) {
+  if (!x_->req_body_done && x_->body_buf.size() <= limit) {
     StartReading();
     ArmTimer(worker_->gateway().client_body_timeout);  // between two reads, as nginx
     return;
   }
   // Whole, or over the limit: then post_arg_* stay nil (APISIX: the body went to a temp file)
-  // and the rest streams behind body_buf_.
+  // and the rest streams behind body_buf.
   timer_.Disarm();
-  body_bytes_ = body_buf_.size();
-  if (req_body_done_ && body_buf_.size() <= limit) {
-    ctx_.SetBufferedBody(body_buf_);
-    ctx_.facts().SetRequestBody(body_buf_);  // $request_body, as nginx's in-memory body
+  x_->body_bytes = x_->body_buf.size();
+  if (x_->req_body_done && x_->body_buf.size() <= limit) {
+    x_->ctx.SetBufferedBody(x_->body_buf);
+    x_->ctx.facts().SetRequestBody(x_->body_buf);  // $request_body, as nginx's in-memory body
   }
   RouteRequest();
 }
 
 void ClientConnection::ReleaseBodyBuffer() {
-  if (!body_buffered_) return;
-  body_buffered_ = false;
-  worker_->ReturnBodyBuffer(std::move(body_buf_));
-  body_buf_ = std::string();
+  if (!x_->body_buffered) return;
+  x_->body_buffered = false;
+  worker_->ReturnBodyBuffer(std::move(x_->body_buf));
+  x_->body_buf = std::string();
 }
 
-// `params` is ctx_.params() (see HandleRequest), already holding this candidate's values.
+// `params` is ctx.params() (see HandleRequest), already holding this candidate's values.
 bool ClientConnection::Accept(uint32_t payload, const router::PathParams&) {
-  const Route& r = snapshot_->routes[payload];
-  if (r.remote_addrs && !r.remote_addrs->Match(remote_addr_)) return false;
-  return r.vars == nullptr || r.vars->Eval(ctx_);
+  const Route& r = x_->snapshot->routes[payload];
+  if (r.remote_addrs && !r.remote_addrs->Match(x_->remote_addr)) return false;
+  return r.vars == nullptr || r.vars->Eval(x_->ctx);
 }
 
 // nginx's realip module: a peer listed in real_ip_from may name the client in
@@ -461,15 +506,15 @@ bool ClientConnection::Accept(uint32_t payload, const router::PathParams&) {
 // real_ip_recursive the last one not itself in real_ip_from. Anything that is not an IP is
 // ignored (the peer stays the client).
 void ClientConnection::RefreshPeerRules() {
-  if (peer_rules_version_ == snapshot_->version) return;
-  const AddressRules& rules = snapshot_->addresses;
+  if (peer_rules_version_ == x_->snapshot->version) return;
+  const AddressRules& rules = x_->snapshot->addresses;
   peer_real_ip_from_ = rules.real_ip_from.Match(peer_ip_);
   peer_trusted_ = rules.has_trusted && rules.trusted.Match(peer_ip_);
-  peer_rules_version_ = snapshot_->version;
+  peer_rules_version_ = x_->snapshot->version;
 }
 
 std::string_view ClientConnection::ResolveRemoteAddr() const {
-  const AddressRules& rules = snapshot_->addresses;
+  const AddressRules& rules = x_->snapshot->addresses;
   std::string_view peer = peer_ip_;
   if (!peer_real_ip_from_) return peer;
   auto is_ip = [](std::string_view v) {
@@ -477,7 +522,7 @@ std::string_view ClientConnection::ResolveRemoteAddr() const {
     expr::IpMatcher::V6 v6;
     return expr::IpMatcher::ParseV4(v, &v4) || expr::IpMatcher::ParseV6(v, &v6);
   };
-  for (const http::Header& h : req_.headers) {
+  for (const http::Header& h : x_->req.headers) {
     if (!base::EqualsIgnoreCase(h.name, rules.real_ip_header)) continue;
     std::string_view list = h.value;
     std::string_view candidate;
@@ -499,99 +544,99 @@ std::string_view ClientConnection::ResolveRemoteAddr() const {
 }
 
 bool ClientConnection::SkipRequestBody() {
-  if (req_body_done_) return true;
-  http::BodyChunk r = parser_.FeedBody(buf_ + begin_, end_ - begin_, nullptr);
+  if (x_->req_body_done) return true;
+  http::BodyChunk r = x_->parser.FeedBody(buf_ + begin_, end_ - begin_, nullptr);
   if (r.error) return false;
   begin_ += r.consumed;
-  req_body_done_ = r.complete;
+  x_->req_body_done = r.complete;
   return r.complete;
 }
 
 void ClientConnection::ReplyLocal(int status, std::string_view message) {
   // Turnpike's own answers: {"error_msg":"<message>"}\n, message "<status> <reason>" by
   // default.
-  local_body_.assign("{\"error_msg\":\"");
+  x_->local_body.assign("{\"error_msg\":\"");
   if (message.empty()) {
-    base::AppendDecimal(&local_body_, static_cast<uint64_t>(status));
-    local_body_.push_back(' ');
-    local_body_.append(http::ReasonPhrase(status));
+    base::AppendDecimal(&x_->local_body, static_cast<uint64_t>(status));
+    x_->local_body.push_back(' ');
+    x_->local_body.append(http::ReasonPhrase(status));
   } else {
-    local_body_.append(message);
+    x_->local_body.append(message);
   }
-  local_body_.append("\"}\n");
-  SendLocal(status, local_body_, "application/json");
+  x_->local_body.append("\"}\n");
+  SendLocal(status, x_->local_body, "application/json");
 }
 
 void ClientConnection::SendLocal(int status, std::string_view body, std::string_view content_type) {
   state_ = State::kLocalReply;
-  resp_status_ = status;
-  if (!req_body_done_ && !SkipRequestBody()) keep_alive_ = false;
+  x_->resp_status = status;
+  if (!x_->req_body_done && !SkipRequestBody()) keep_alive_ = false;
   if (worker_->draining()) keep_alive_ = false;
-  if (phases_ran_) {
+  if (x_->phases_ran) {
     RunHeaderFilters(status);
-    status = resp_status_;  // a filter may have replaced it
+    status = x_->resp_status;  // a filter may have replaced it
   }
   // Body filters see local answers too (APISIX runs them on its own exits).
-  if (phases_ran_ && body_filters_active()) {
-    filtered_.clear();
-    FilterBody(body, true, true, &filtered_);
-    body = filtered_;
+  if (x_->phases_ran && body_filters_active()) {
+    x_->filtered.clear();
+    FilterBody(body, true, true, &x_->filtered);
+    body = x_->filtered;
   }
   std::string_view reason = http::ReasonPhrase(status);
-  out_.clear();
-  out_.append("HTTP/1.1 ");
-  base::AppendDecimal(&out_, static_cast<uint64_t>(status));
-  out_.push_back(' ');
-  out_.append(reason);
-  out_.append("\r\nDate: ");
-  out_.append(worker_->Date());
-  if (!phases_ran_ || !ctx_.response_edits().Touches("content-type")) {
-    out_.append("\r\nContent-Type: ");
-    out_.append(content_type);
+  x_->out.clear();
+  x_->out.append("HTTP/1.1 ");
+  base::AppendDecimal(&x_->out, static_cast<uint64_t>(status));
+  x_->out.push_back(' ');
+  x_->out.append(reason);
+  x_->out.append("\r\nDate: ");
+  x_->out.append(worker_->Date());
+  if (!x_->phases_ran || !x_->ctx.response_edits().Touches("content-type")) {
+    x_->out.append("\r\nContent-Type: ");
+    x_->out.append(content_type);
   }
-  out_.append("\r\n");
-  out_.append(worker_->server_header());
+  x_->out.append("\r\n");
+  x_->out.append(worker_->server_header());
   // Only an answer that stands for an upstream's failure names the upstream status (a 400
   // for a bad body in the middle of an attempt is the client's error, not the node's).
   uint16_t last_status =
-      attempts_ > 0 ? attempt_status_[std::min<size_t>(attempts_, attempt_status_.size()) - 1] : 0;
+      x_->attempts > 0 ? x_->attempt_status[std::min<size_t>(x_->attempts, x_->attempt_status.size()) - 1] : 0;
   if (last_status != 0 &&
       (last_status >= 500 || worker_->gateway().show_upstream_status_in_response_header)) {
-    out_.append("X-APISIX-Upstream-Status: ");
-    for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
-      if (i > 0) out_.append(", ");
-      base::AppendDecimal(&out_, attempt_status_[i]);
+    x_->out.append("X-APISIX-Upstream-Status: ");
+    for (uint32_t i = 0; i < x_->attempts && i < x_->attempt_status.size(); ++i) {
+      if (i > 0) x_->out.append(", ");
+      base::AppendDecimal(&x_->out, x_->attempt_status[i]);
     }
-    out_.append("\r\n");
+    x_->out.append("\r\n");
   }
-  AppendResponseEdits(&out_);
+  AppendResponseEdits(&x_->out);
   if (!keep_alive_) {
-    out_.append("Connection: close\r\n");
-  } else if (req_.version_minor == 0) {
-    out_.append("Connection: keep-alive\r\n");
+    x_->out.append("Connection: close\r\n");
+  } else if (x_->req.version_minor == 0) {
+    x_->out.append("Connection: keep-alive\r\n");
   }
-  out_.append("Content-Length: ");
-  base::AppendDecimal(&out_, body.size());
-  out_.append("\r\n\r\n");
-  client_bufs_.clear();
-  client_bufs_.push_back(uv_buf_init(out_.data(), out_.size()));
-  if (req_.method != base::Method::kHead && !body.empty()) {
-    client_bufs_.push_back(uv_buf_init(const_cast<char*>(body.data()), body.size()));
+  x_->out.append("Content-Length: ");
+  base::AppendDecimal(&x_->out, body.size());
+  x_->out.append("\r\n\r\n");
+  x_->client_bufs.clear();
+  x_->client_bufs.push_back(uv_buf_init(x_->out.data(), x_->out.size()));
+  if (x_->req.method != base::Method::kHead && !body.empty()) {
+    x_->client_bufs.push_back(uv_buf_init(const_cast<char*>(body.data()), body.size()));
   }
   WriteClient();
 }
 
-// Writes client_bufs_. Most responses fit in the socket buffer, so the write is first tried
+// Writes client_bufs. Most responses fit in the socket buffer, so the write is first tried
 // synchronously: a completed write then needs no write request, no callback and no epoll_ctl
 // (libuv re-arms the watcher after every queued write). The completion runs in this call, so
 // callers must not touch the exchange after WriteClient() returns.
 void ClientConnection::WriteClient() {
   constexpr int kMaxSyncDepth = 8;  // pipelined requests answered back to back
   writing_ = true;
-  for (const uv_buf_t& b : client_bufs_) bytes_sent_ += b.len;
+  for (const uv_buf_t& b : x_->client_bufs) x_->bytes_sent += b.len;
   if (sync_depth_ < kMaxSyncDepth) {
-    int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), client_bufs_.data(),
-                         static_cast<unsigned>(client_bufs_.size()));
+    int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), x_->client_bufs.data(),
+                         static_cast<unsigned>(x_->client_bufs.size()));
     if (n < 0 && n != UV_EAGAIN) {
       writing_ = false;
       Close();
@@ -599,22 +644,22 @@ void ClientConnection::WriteClient() {
     }
     size_t written = n > 0 ? static_cast<size_t>(n) : 0;
     size_t first = 0;
-    while (first < client_bufs_.size() && written >= client_bufs_[first].len) {
-      written -= client_bufs_[first].len;
+    while (first < x_->client_bufs.size() && written >= x_->client_bufs[first].len) {
+      written -= x_->client_bufs[first].len;
       ++first;
     }
-    if (first == client_bufs_.size()) {
+    if (first == x_->client_bufs.size()) {
       ++sync_depth_;
       OnClientWriteDone(0);
       --sync_depth_;
       return;
     }
-    client_bufs_[first].base += written;
-    client_bufs_[first].len -= written;
-    client_bufs_.erase(client_bufs_.begin(), client_bufs_.begin() + static_cast<long>(first));
+    x_->client_bufs[first].base += written;
+    x_->client_bufs[first].len -= written;
+    x_->client_bufs.erase(x_->client_bufs.begin(), x_->client_bufs.begin() + static_cast<long>(first));
   }
-  int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), client_bufs_.data(),
-                    static_cast<unsigned>(client_bufs_.size()), &OnWrite);
+  int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), x_->client_bufs.data(),
+                    static_cast<unsigned>(x_->client_bufs.size()), &OnWrite);
   if (rc != 0) {
     writing_ = false;
     Close();
@@ -656,20 +701,20 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
   // $request_time "$http_referer" "$http_user_agent" $upstream_addr $upstream_status
   std::string& line = worker_->log_line();
   line.clear();
-  line.append(remote_addr_.empty() ? std::string_view(peer_ip_) : remote_addr_);
+  line.append(x_->remote_addr.empty() ? std::string_view(peer_ip_) : x_->remote_addr);
   line.append(" - - [");
   line.append(worker_->LocalTime());
   line.append("] ");
-  line.append(req_.host.empty() ? std::string_view("-") : req_.host);
+  line.append(x_->req.host.empty() ? std::string_view("-") : x_->req.host);
   line.append(" \"");
-  line.append(req_.method_name);
+  line.append(x_->req.method_name);
   line.push_back(' ');
-  line.append(req_.target);
-  line.append(req_.version_minor == 0 ? " HTTP/1.0\" " : " HTTP/1.1\" ");
-  base::AppendDecimal(&line, static_cast<uint64_t>(resp_status_));
+  line.append(x_->req.target);
+  line.append(x_->req.version_minor == 0 ? " HTTP/1.0\" " : " HTTP/1.1\" ");
+  base::AppendDecimal(&line, static_cast<uint64_t>(x_->resp_status));
   line.push_back(' ');
-  base::AppendDecimal(&line, bytes_sent_);
-  uint64_t ms = uv_now(worker_->loop()) - start_ms_;
+  base::AppendDecimal(&line, x_->bytes_sent);
+  uint64_t ms = uv_now(worker_->loop()) - x_->start_ms;
   line.push_back(' ');
   base::AppendDecimal(&line, ms / 1000);
   line.push_back('.');
@@ -678,7 +723,7 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
   line.append(frac);
   std::string_view referer = "-";
   std::string_view agent = "-";
-  for (const http::Header& h : req_.headers) {
+  for (const http::Header& h : x_->req.headers) {
     if (base::EqualsIgnoreCase(h.name, "referer")) referer = h.value;
     if (base::EqualsIgnoreCase(h.name, "user-agent")) agent = h.value;
   }
@@ -687,15 +732,15 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
   line.append("\" \"");
   line.append(agent);
   line.append("\" ");
-  if (attempts_ > 0 && upstream_ != nullptr) {
-    const upstream::Node& node = upstream_->nodes->nodes[node_index_];
+  if (x_->attempts > 0 && x_->upstream != nullptr) {
+    const upstream::Node& node = x_->upstream->nodes->nodes[x_->node_index];
     line.append(node.host);
     line.push_back(':');
     base::AppendDecimal(&line, node.port);
     line.push_back(' ');
-    for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
+    for (uint32_t i = 0; i < x_->attempts && i < x_->attempt_status.size(); ++i) {
       if (i > 0) line.append(", ");
-      base::AppendDecimal(&line, attempt_status_[i]);
+      base::AppendDecimal(&line, x_->attempt_status[i]);
     }
   } else {
     line.append("- -");
@@ -704,12 +749,12 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
 }
 
 void ClientConnection::FinishExchange() {
-  if (phases_ran_) RunLogPhase();
+  if (x_->phases_ran) RunLogPhase();
   if (AccessLog* log = worker_->access_log()) WriteAccessLog(log);
   ReleaseBodyBuffer();  // after the log phase: post_arg_* may still be read there
-  snapshot_.reset();
-  route_ = nullptr;
-  upstream_ = nullptr;
+  x_->snapshot.reset();
+  x_->route = nullptr;
+  x_->upstream = nullptr;
   if (!keep_alive_ || worker_->draining()) {
     LingerAndClose();
     return;
@@ -722,6 +767,9 @@ void ClientConnection::NextRequest() {
   scan_pos_ = 0;
   head_end_ = 0;
   if (begin_ == end_) {
+    // Idle until the next request: the exchange and the read buffer go back to the worker.
+    ReleaseExchange();
+    ReleaseBufferIfIdle();
     begin_ = end_ = 0;
     StartReading();
     ArmTimer(worker_->gateway().client_keepalive_timeout);

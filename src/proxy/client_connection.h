@@ -21,6 +21,7 @@
 #include "core/lazy_timer.h"
 #include "http/message.h"
 #include "http/parser.h"
+#include "proxy/exchange.h"
 #include "proxy/request_context.h"
 #include "router/route_table.h"
 #include "proxy/snapshot.h"
@@ -33,7 +34,7 @@ class UpstreamConnection;
 
 class ClientConnection final : public router::RouteFilter {
  public:
-  static constexpr size_t kInitialBuffer = 16 * 1024;
+  static constexpr size_t kInitialBuffer = Worker::kClientBufferSize;
   static constexpr size_t kMaxRequestLine = 8 * 1024;   // longer: 414
   static constexpr size_t kMaxHead = 32 * 1024;         // longer: 431
 
@@ -118,7 +119,7 @@ class ClientConnection final : public router::RouteFilter {
   // upstream side (forward.cc)
   // The route's timeouts when it has its own, else the upstream's.
   const config::Timeout& timeouts() const {
-    return route_->has_timeout ? route_->timeout : upstream_->timeout;
+    return x_->route->has_timeout ? x_->route->timeout : x_->upstream->timeout;
   }
   void StartAttempt();
   void ReportAttempt(const upstream::Node& node);
@@ -139,7 +140,6 @@ class ClientConnection final : public router::RouteFilter {
   uv_tcp_t tcp_{};
   core::LazyTimer timer_;
   uv_write_t write_req_{};
-  uv_write_t continue_req_{};
   uv_shutdown_t shutdown_req_{};
   Worker* worker_;
   State state_ = State::kReadingHead;
@@ -164,71 +164,23 @@ class ClientConnection final : public router::RouteFilter {
   char local_port_text_[8] = {};
   uint16_t local_port_ = 0;
   ConnectionInfo conn_info_;
-  RequestContext ctx_;
-  std::string filter_scratch_[2];  // body filters alternate between these
-  std::string filtered_;           // filtered body bytes of the write in flight
-  std::string local_body_;         // body of a local reply
-  bool body_started_ = false;      // a body piece went through the filters already
-  bool phases_ran_ = false;        // rewrite/access ran for this request (log then runs)
   uint32_t requests_ = 0;
-  uint64_t start_ms_ = 0;    // loop time the current request's head was complete
-  uint64_t bytes_sent_ = 0;  // bytes written to the client for the current request
-  int resp_status_ = 0;      // status sent for the current request
-
-  // ---- the current exchange ----
-  http::RequestParser parser_;
-  http::RequestHead req_;
-  std::string host_;  // lowercased Host without port (reused buffer)
-  std::string uri_scratch_;  // normalized path when the raw one is not normal
-  std::string_view uri_;     // nginx's $uri: the path routes match on
-  std::string_view remote_addr_;  // client address after real-IP processing
+  bool keep_alive_ = true;  // the connection stays open after the current exchange
   // The peer never changes, so whether it is in real_ip_from / trusted_addresses is worked
   // out once per snapshot version, not per request.
   uint64_t peer_rules_version_ = UINT64_MAX;
   bool peer_real_ip_from_ = false;
   bool peer_trusted_ = false;
   void RefreshPeerRules();
-  router::MatchInfo match_info_;  // which patterns of the route matched
-  SnapshotConstSharedPtr snapshot_;  // pinned for the whole exchange
-  const Route* route_ = nullptr;
-  const Upstream* upstream_ = nullptr;
-  uint32_t node_index_ = 0;
-  upstream::TriedSet tried_;
-  uint32_t attempts_ = 0;
-  std::array<uint16_t, 8> attempt_status_{};  // upstream status per attempt (502/504/...)
-  uint64_t first_attempt_ms_ = 0;
-  bool keep_alive_ = true;
-  UpstreamConnection* up_ = nullptr;
-  bool stale_retry_used_ = false;
 
-  bool request_sent_ = false;        // some of the request was written to an upstream
-  bool req_body_done_ = false;       // the whole request body was read from the client
-  bool body_fed_ = false;            // streamed body bytes went to an upstream: no retry
-                                     // (a body read before routing is kept: it can be resent)
-  bool body_inflight_ = false;       // an upstream write refers to our read buffer
-  uint64_t body_bytes_ = 0;          // request body bytes so far (client_max_body_size)
-  bool resp_head_parsed_ = false;
-  bool resp_head_sent_ = false;
-  bool resp_done_ = false;
-  bool resp_chunked_ = false;        // we re-chunk the body for the client
-  bool resp_close_delimited_ = false;  // HTTP/1.0 client: body ends at close
-  bool up_eof_pending_ = false;        // the node closed while a client write was in flight
-  bool up_discard_ = false;            // the response was cut short: do not pool the node
-
-  // Write scratch (capacity reused between requests: no allocation once warm).
-  std::string out_;                               // response head / local reply
-  std::vector<std::string_view> spans_;           // body spans from a parser
-  std::vector<uv_buf_t> client_bufs_;             // iovecs of the client write in flight
-  std::vector<uv_buf_t> up_bufs_;                 // iovecs of the upstream write in flight
-  std::vector<std::array<char, 20>> resp_chunk_heads_;  // "<hex>\r\n" per re-chunked span
-  std::vector<std::array<char, 20>> req_chunk_heads_;
-
-  // The start of the request body, read before routing (StartReadingBody): decoded bytes,
-  // at most client_body_buffer_size + 1. Forwarded before the rest of the stream.
-  std::string body_buf_;
-  bool body_buffered_ = false;       // body_buf_ belongs to this request (from the worker pool)
-  bool continue_sent_ = false;       // "100 Continue" went out for this request
-  std::array<char, 20> body_buf_chunk_head_{};  // "<hex>\r\n" when re-chunking body_buf_
+  // The request in progress, lent by the worker from the first byte of a head to the end of
+  // its exchange (AcquireExchange / ReleaseExchange): an idle keep-alive connection holds
+  // neither it nor a read buffer.
+  Exchange* x_ = nullptr;
+  void AcquireExchange();
+  void ReleaseExchange();
+  void ReleaseBufferIfIdle();
+  void FreeBuffer();
 };
 
 }  // namespace turnpike::proxy

@@ -51,39 +51,39 @@ void AppendSpans(const std::vector<std::string_view>& spans, bool chunked,
 // ---------------------------------------------------------------- attempts
 
 void ClientConnection::StartAttempt() {
-  if (attempts_ > 0 && upstream_->retry_timeout > 0 &&
-      uv_now(worker_->loop()) - first_attempt_ms_ > upstream_->retry_timeout * 1000) {
+  if (x_->attempts > 0 && x_->upstream->retry_timeout > 0 &&
+      uv_now(worker_->loop()) - x_->first_attempt_ms > x_->upstream->retry_timeout * 1000) {
     ReplyLocal(502, "");
     return;
   }
-  uint32_t i = worker_->PickNode(*upstream_, tried_);
+  uint32_t i = worker_->PickNode(*x_->upstream, x_->tried);
   if (i == upstream::RoundRobinPicker::kNone) {
-    ReplyLocal(attempts_ > 0 ? attempt_status_[std::min<size_t>(attempts_, 8) - 1] : 502, "");
+    ReplyLocal(x_->attempts > 0 ? x_->attempt_status[std::min<size_t>(x_->attempts, 8) - 1] : 502, "");
     return;
   }
-  tried_.Add(i);
-  node_index_ = i;
-  ReportAttempt(upstream_->nodes->nodes[i]);
-  if (attempts_ < attempt_status_.size()) attempt_status_[attempts_] = 0;
-  ++attempts_;
+  x_->tried.Add(i);
+  x_->node_index = i;
+  ReportAttempt(x_->upstream->nodes->nodes[i]);
+  if (x_->attempts < x_->attempt_status.size()) x_->attempt_status[x_->attempts] = 0;
+  ++x_->attempts;
   ConnectNode(/*fresh=*/false);
 }
 
 void ClientConnection::ConnectNode(bool fresh) {
-  const upstream::Node& node = upstream_->nodes->nodes[node_index_];
+  const upstream::Node& node = x_->upstream->nodes->nodes[x_->node_index];
   PoolKey key;
   std::memcpy(&key.addr, &node.addr, node.addr_len);
   key.len = node.addr_len;
-  if (!fresh) up_ = worker_->TakeIdle(key);
-  if (up_ != nullptr) {
-    ctx_.facts().UpstreamConnected(uv_now(worker_->loop()), /*reused=*/true);
-    up_->Attach(this);
+  if (!fresh) x_->up = worker_->TakeIdle(key);
+  if (x_->up != nullptr) {
+    x_->ctx.facts().UpstreamConnected(uv_now(worker_->loop()), /*reused=*/true);
+    x_->up->Attach(this);
     SendRequestHead();
     return;
   }
   const config::Timeout& t = timeouts();
-  up_ = UpstreamConnection::Connect(worker_, key, this, t.connect);
-  if (up_ == nullptr) FailAttempt(502, /*connect_phase=*/true);
+  x_->up = UpstreamConnection::Connect(worker_, key, this, t.connect);
+  if (x_->up == nullptr) FailAttempt(502, /*connect_phase=*/true);
 }
 
 void ClientConnection::OnUpstreamConnected(int status) {
@@ -91,36 +91,36 @@ void ClientConnection::OnUpstreamConnected(int status) {
     FailAttempt(status == UV_ETIMEDOUT ? 504 : 502, /*connect_phase=*/true);
     return;
   }
-  ctx_.facts().UpstreamConnected(uv_now(worker_->loop()), /*reused=*/false);
+  x_->ctx.facts().UpstreamConnected(uv_now(worker_->loop()), /*reused=*/false);
   SendRequestHead();
 }
 
 void ClientConnection::FailAttempt(int status, bool connect_phase) {
-  ctx_.facts().UpstreamEnd(status, uv_now(worker_->loop()));
-  if (attempts_ > 0 && attempts_ <= attempt_status_.size()) attempt_status_[attempts_ - 1] = status;
+  x_->ctx.facts().UpstreamEnd(status, uv_now(worker_->loop()));
+  if (x_->attempts > 0 && x_->attempts <= x_->attempt_status.size()) x_->attempt_status[x_->attempts - 1] = status;
   // A pooled connection the node closed in the meantime fails with EOF/RST (502) before any
   // byte of an answer, not with a timeout or a malformed answer.
-  bool stale = up_ != nullptr && up_->reused() && !connect_phase && status == 502 &&
-               !up_->received_any();
-  if (up_ != nullptr) {
-    up_->Close();  // cancels its write: our buffer is free again
-    up_ = nullptr;
+  bool stale = x_->up != nullptr && x_->up->reused() && !connect_phase && status == 502 &&
+               !x_->up->received_any();
+  if (x_->up != nullptr) {
+    x_->up->Close();  // cancels its write: our buffer is free again
+    x_->up = nullptr;
   }
-  body_inflight_ = false;
-  if (resp_head_sent_) {  // the client already has part of a response: nothing to recover
+  x_->body_inflight = false;
+  if (x_->resp_head_sent) {  // the client already has part of a response: nothing to recover
     Close();
     return;
   }
-  bool can_retry = !body_fed_ && (connect_phase || !request_sent_ || Idempotent(req_.method));
-  if (can_retry && stale && !stale_retry_used_) {
+  bool can_retry = !x_->body_fed && (connect_phase || !x_->request_sent || Idempotent(x_->req.method));
+  if (can_retry && stale && !x_->stale_retry_used) {
     // A pooled connection the node had already closed: not the node's fault, so retry the
     // same node on a fresh connection without counting an attempt.
-    stale_retry_used_ = true;
-    request_sent_ = false;
+    x_->stale_retry_used = true;
+    x_->request_sent = false;
     ConnectNode(/*fresh=*/true);
     return;
   }
-  if (can_retry && attempts_ <= static_cast<uint32_t>(upstream_->retries)) {
+  if (can_retry && x_->attempts <= static_cast<uint32_t>(x_->upstream->retries)) {
     StartAttempt();
     return;
   }
@@ -128,10 +128,10 @@ void ClientConnection::FailAttempt(int status, bool connect_phase) {
 }
 
 void ClientConnection::ReleaseUpstream(bool reusable) {
-  if (up_ == nullptr) return;
-  UpstreamConnection* up = up_;
-  up_ = nullptr;
-  const config::KeepalivePool& pool = upstream_->keepalive;
+  if (x_->up == nullptr) return;
+  UpstreamConnection* up = x_->up;
+  x_->up = nullptr;
+  const config::KeepalivePool& pool = x_->upstream->keepalive;
   if (reusable && up->pending().empty() && up->requests() < static_cast<uint32_t>(pool.requests)) {
     up->Detach();
     if (worker_->PutIdle(up, static_cast<size_t>(pool.size), pool.idle_timeout)) return;
@@ -143,49 +143,49 @@ void ClientConnection::ReleaseUpstream(bool reusable) {
 // the Host header EncodeRequestHead will send).
 void ClientConnection::ReportAttempt(const upstream::Node& node) {
   std::string_view host;
-  switch (upstream_->pass_host) {
-    case config::PassHost::kPass: host = req_.host.empty() ? host_ : req_.host; break;
+  switch (x_->upstream->pass_host) {
+    case config::PassHost::kPass: host = x_->req.host.empty() ? x_->host : x_->req.host; break;
     case config::PassHost::kNode: host = node.host_header; break;
-    case config::PassHost::kRewrite: host = upstream_->upstream_host; break;
+    case config::PassHost::kRewrite: host = x_->upstream->upstream_host; break;
   }
-  ctx_.facts().UpstreamAttempt(node.ip_text, node.port, host, uv_now(worker_->loop()));
+  x_->ctx.facts().UpstreamAttempt(node.ip_text, node.port, host, uv_now(worker_->loop()));
 }
 
 // ---------------------------------------------------------------- request upstream
 
 void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node& node) {
   out->clear();
-  out->append(req_.method_name);
+  out->append(x_->req.method_name);
   out->push_back(' ');
-  if (!req_.target.empty() && req_.target[0] == '/') {
-    out->append(req_.target);
+  if (!x_->req.target.empty() && x_->req.target[0] == '/') {
+    out->append(x_->req.target);
   } else {  // absolute-form or '*': send origin-form
-    out->append(req_.path);
-    if (!req_.query.empty()) {
+    out->append(x_->req.path);
+    if (!x_->req.query.empty()) {
       out->push_back('?');
-      out->append(req_.query);
+      out->append(x_->req.query);
     }
   }
   out->append(" HTTP/1.1\r\nHost: ");
-  switch (upstream_->pass_host) {
-    case config::PassHost::kPass: out->append(req_.host.empty() ? host_ : req_.host); break;
+  switch (x_->upstream->pass_host) {
+    case config::PassHost::kPass: out->append(x_->req.host.empty() ? x_->host : x_->req.host); break;
     case config::PassHost::kNode: out->append(node.host_header); break;
-    case config::PassHost::kRewrite: out->append(upstream_->upstream_host); break;
+    case config::PassHost::kRewrite: out->append(x_->upstream->upstream_host); break;
   }
   out->append(kCrlf);
   std::string_view xff_first;
   bool xff_many = false;
-  const HeaderEdits& edits = ctx_.request_edits();
-  bool edited = phases_ran_ && !edits.empty();
+  const HeaderEdits& edits = x_->ctx.request_edits();
+  bool edited = x_->phases_ran && !edits.empty();
   // apisix.trusted_addresses: a trusted peer's X-Forwarded-Proto/Host/Port are kept; when the
   // list is set, an untrusted peer's X-Forwarded-For is dropped.
-  const AddressRules& rules = snapshot_->addresses;
+  const AddressRules& rules = x_->snapshot->addresses;
   bool trusted = peer_trusted_;
   std::string_view fwd_proto, fwd_host, fwd_port;
-  for (const http::Header& h : req_.headers) {
+  for (const http::Header& h : x_->req.headers) {
     std::string_view n = h.name;
     if (http::IsHopByHop(n) ||
-        http::IsListedIn(n, req_.connection_tokens, req_.connection_token_count)) {
+        http::IsListedIn(n, x_->req.connection_tokens, x_->req.connection_token_count)) {
       continue;
     }
     if (edited && edits.Touches(n)) continue;  // a plugin set or removed it
@@ -234,10 +234,10 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
     }
     AppendHeader(out, n, h.value);
   }
-  AppendHeader(out, "X-Real-IP", remote_addr_);
+  AppendHeader(out, "X-Real-IP", x_->remote_addr);
   out->append("X-Forwarded-For: ");
   if (xff_many) {
-    for (const http::Header& h : req_.headers) {
+    for (const http::Header& h : x_->req.headers) {
       if (base::EqualsIgnoreCase(h.name, "x-forwarded-for")) {
         out->append(h.value);
         out->append(", ");
@@ -247,13 +247,13 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
     out->append(xff_first);
     out->append(", ");
   }
-  out->append(remote_addr_);
+  out->append(x_->remote_addr);
   out->append(kCrlf);
   AppendHeader(out, "X-Forwarded-Proto", fwd_proto.empty() ? "http" : fwd_proto);
   AppendHeader(out, "X-Forwarded-Host",
-               !fwd_host.empty() ? fwd_host : (req_.host.empty() ? host_ : req_.host));
+               !fwd_host.empty() ? fwd_host : (x_->req.host.empty() ? x_->host : x_->req.host));
   out->append("X-Forwarded-Port: ");
-  std::string_view host = req_.host;
+  std::string_view host = x_->req.host;
   size_t colon = host.rfind(':');
   if (!fwd_port.empty()) {
     out->append(fwd_port);
@@ -269,136 +269,136 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
       AppendHeader(out, name, value);
     });
   }
-  if (req_.framing == http::Framing::kContentLength) {
+  if (x_->req.framing == http::Framing::kContentLength) {
     out->append("Content-Length: ");
-    base::AppendDecimal(out, req_.content_length);
+    base::AppendDecimal(out, x_->req.content_length);
     out->append(kCrlf);
-  } else if (req_.framing == http::Framing::kChunked) {
+  } else if (x_->req.framing == http::Framing::kChunked) {
     out->append("Transfer-Encoding: chunked\r\n");
   }
   out->append(kCrlf);
 }
 
 void ClientConnection::SendRequestHead() {
-  const upstream::Node& node = upstream_->nodes->nodes[node_index_];
-  EncodeRequestHead(&up_->request_head(), node);
-  up_->CountRequest();
-  up_->parser().Reset(req_.method == base::Method::kHead);
-  *up_->scan_pos() = 0;
-  resp_head_parsed_ = false;
-  up_bufs_.clear();
-  up_bufs_.push_back(Buf(up_->request_head()));
+  const upstream::Node& node = x_->upstream->nodes->nodes[x_->node_index];
+  EncodeRequestHead(&x_->up->request_head(), node);
+  x_->up->CountRequest();
+  x_->up->parser().Reset(x_->req.method == base::Method::kHead);
+  *x_->up->scan_pos() = 0;
+  x_->resp_head_parsed = false;
+  x_->up_bufs.clear();
+  x_->up_bufs.push_back(Buf(x_->up->request_head()));
   AppendBufferedBody();
   int rc = AppendRequestBody();
   if (rc != 0) {
-    up_->Close();
-    up_ = nullptr;
+    x_->up->Close();
+    x_->up = nullptr;
     keep_alive_ = false;
     ReplyLocal(rc, "");
     return;
   }
-  request_sent_ = true;
-  body_inflight_ = up_bufs_.size() > 1;
+  x_->request_sent = true;
+  x_->body_inflight = x_->up_bufs.size() > 1;
   const config::Timeout& t = timeouts();
-  up_->ArmTimer(t.send);
-  up_->StartReading();
-  up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));  // may complete here
+  x_->up->ArmTimer(t.send);
+  x_->up->StartReading();
+  x_->up->Write(x_->up_bufs.data(), static_cast<unsigned>(x_->up_bufs.size()));  // may complete here
 }
 
 // The body read before routing goes first, framed as the request's own; it stays in
-// body_buf_, so every attempt sends it again.
+// body_buf, so every attempt sends it again.
 void ClientConnection::AppendBufferedBody() {
-  if (!body_buffered_) return;
-  bool chunked = req_.framing == http::Framing::kChunked;
-  if (!body_buf_.empty()) {
+  if (!x_->body_buffered) return;
+  bool chunked = x_->req.framing == http::Framing::kChunked;
+  if (!x_->body_buf.empty()) {
     if (chunked) {
-      char* h = body_buf_chunk_head_.data();
-      auto [p, ec] = std::to_chars(h, h + 16, body_buf_.size(), 16);
+      char* h = x_->body_buf_chunk_head.data();
+      auto [p, ec] = std::to_chars(h, h + 16, x_->body_buf.size(), 16);
       *p++ = '\r';
       *p++ = '\n';
-      up_bufs_.push_back(uv_buf_init(h, static_cast<unsigned>(p - h)));
+      x_->up_bufs.push_back(uv_buf_init(h, static_cast<unsigned>(p - h)));
     }
-    up_bufs_.push_back(Buf(body_buf_));
-    if (chunked) up_bufs_.push_back(Buf(kCrlf));
+    x_->up_bufs.push_back(Buf(x_->body_buf));
+    if (chunked) x_->up_bufs.push_back(Buf(kCrlf));
   }
   // Complete already: AppendRequestBody adds nothing, so the last chunk is ours to send.
-  if (chunked && req_body_done_) up_bufs_.push_back(Buf(kLastChunk));
+  if (chunked && x_->req_body_done) x_->up_bufs.push_back(Buf(kLastChunk));
 }
 
 int ClientConnection::AppendRequestBody() {
-  if (req_body_done_) return 0;
-  spans_.clear();
-  http::BodyChunk r = parser_.FeedBody(buf_ + begin_, end_ - begin_, &spans_);
+  if (x_->req_body_done) return 0;
+  x_->spans.clear();
+  http::BodyChunk r = x_->parser.FeedBody(buf_ + begin_, end_ - begin_, &x_->spans);
   if (r.error) return 400;
   begin_ += r.consumed;
-  for (std::string_view s : spans_) body_bytes_ += s.size();
-  if (!spans_.empty()) body_fed_ = true;
+  for (std::string_view s : x_->spans) x_->body_bytes += s.size();
+  if (!x_->spans.empty()) x_->body_fed = true;
   uint64_t max_body = worker_->gateway().client_max_body_size;
-  if (max_body != 0 && body_bytes_ > max_body) return 413;
-  bool chunked = req_.framing == http::Framing::kChunked;
-  AppendSpans(spans_, chunked, &req_chunk_heads_, &up_bufs_);
+  if (max_body != 0 && x_->body_bytes > max_body) return 413;
+  bool chunked = x_->req.framing == http::Framing::kChunked;
+  AppendSpans(x_->spans, chunked, &x_->req_chunk_heads, &x_->up_bufs);
   if (r.complete) {
-    req_body_done_ = true;
-    if (chunked) up_bufs_.push_back(Buf(kLastChunk));
+    x_->req_body_done = true;
+    if (chunked) x_->up_bufs.push_back(Buf(kLastChunk));
   }
   return 0;
 }
 
 void ClientConnection::ForwardRequestBody() {
-  if (req_body_done_ || up_ == nullptr || !up_->connected() || up_->writing() || resp_done_) {
+  if (x_->req_body_done || x_->up == nullptr || !x_->up->connected() || x_->up->writing() || x_->resp_done) {
     StopReading();  // keep it buffered (pipelined request, or waiting for the upstream)
     return;
   }
-  up_bufs_.clear();
+  x_->up_bufs.clear();
   int rc = AppendRequestBody();
   if (rc != 0) {
-    if (resp_head_sent_) {
+    if (x_->resp_head_sent) {
       Close();
     } else {
-      up_->Close();
-      up_ = nullptr;
+      x_->up->Close();
+      x_->up = nullptr;
       keep_alive_ = false;
       ReplyLocal(rc, "");
     }
     return;
   }
-  if (up_bufs_.empty()) return;  // only framing bytes so far: read on
+  if (x_->up_bufs.empty()) return;  // only framing bytes so far: read on
   StopReading();  // back-pressure: no more body until the node took this piece
-  body_inflight_ = true;
+  x_->body_inflight = true;
   timer_.Disarm();
   const config::Timeout& t = timeouts();
-  up_->ArmTimer(t.send);
-  up_->Write(up_bufs_.data(), static_cast<unsigned>(up_bufs_.size()));  // may complete here
+  x_->up->ArmTimer(t.send);
+  x_->up->Write(x_->up_bufs.data(), static_cast<unsigned>(x_->up_bufs.size()));  // may complete here
 }
 
 void ClientConnection::OnUpstreamWritten(int status) {
-  body_inflight_ = false;
+  x_->body_inflight = false;
   if (status < 0) {
-    if (resp_head_parsed_) {
+    if (x_->resp_head_parsed) {
       // The node answered early and stopped reading our body; the response still flows.
       return;
     }
     FailAttempt(502, /*connect_phase=*/false);
     return;
   }
-  if (resp_done_) return;
+  if (x_->resp_done) return;
   const config::Timeout& t = timeouts();
-  if (!req_body_done_) {
+  if (!x_->req_body_done) {
     // More body to come from the client: the client's pace now, not the node's.
-    up_->StopTimer();
+    x_->up->StopTimer();
     StartReading();
     ArmTimer(worker_->gateway().client_body_timeout);
     if (begin_ < end_) ForwardRequestBody();
     return;
   }
-  if (!resp_head_sent_ || !writing_) up_->ArmTimer(t.read);
+  if (!x_->resp_head_sent || !writing_) x_->up->ArmTimer(t.read);
 }
 
 // ---------------------------------------------------------------- response downstream
 
 void ClientConnection::OnUpstreamData() {
   if (writing_) {  // back-pressure: the client has not taken the previous piece yet
-    up_->StopReading();
+    x_->up->StopReading();
     return;
   }
   ProcessResponse();
@@ -406,71 +406,71 @@ void ClientConnection::OnUpstreamData() {
 
 void ClientConnection::ProcessResponse() {
   const config::Timeout& t = timeouts();
-  client_bufs_.clear();
-  while (!resp_head_parsed_) {
-    std::string_view data = up_->pending();
-    size_t head_len = http::FindHeadEnd(data, up_->scan_pos());
+  x_->client_bufs.clear();
+  while (!x_->resp_head_parsed) {
+    std::string_view data = x_->up->pending();
+    size_t head_len = http::FindHeadEnd(data, x_->up->scan_pos());
     if (head_len == 0) {
-      if (up_->buffer_full()) FailAttempt(502, false);  // response head too large
-      else up_->ArmTimer(t.read);
+      if (x_->up->buffer_full()) FailAttempt(502, false);  // response head too large
+      else x_->up->ArmTimer(t.read);
       return;
     }
-    if (!up_->parser().ParseHead(data.data(), head_len, &up_->head())) {
+    if (!x_->up->parser().ParseHead(data.data(), head_len, &x_->up->head())) {
       FailAttempt(502, false);
       return;
     }
-    int status = up_->head().status;
+    int status = x_->up->head().status;
     if (status >= 100 && status < 200) {  // interim response: not forwarded
-      up_->Consume(head_len);
-      *up_->scan_pos() = 0;
-      up_->parser().Reset(req_.method == base::Method::kHead);
+      x_->up->Consume(head_len);
+      *x_->up->scan_pos() = 0;
+      x_->up->parser().Reset(x_->req.method == base::Method::kHead);
       continue;
     }
-    resp_head_parsed_ = true;
-    ctx_.facts().UpstreamHeader(status, uv_now(worker_->loop()));
-    if (attempts_ > 0 && attempts_ <= attempt_status_.size()) {
-      attempt_status_[attempts_ - 1] = static_cast<uint16_t>(status);
+    x_->resp_head_parsed = true;
+    x_->ctx.facts().UpstreamHeader(status, uv_now(worker_->loop()));
+    if (x_->attempts > 0 && x_->attempts <= x_->attempt_status.size()) {
+      x_->attempt_status[x_->attempts - 1] = static_cast<uint16_t>(status);
     }
     EncodeResponseHead();
-    up_->Consume(head_len);
-    client_bufs_.push_back(Buf(out_));
+    x_->up->Consume(head_len);
+    x_->client_bufs.push_back(Buf(x_->out));
   }
   if (!AppendResponseBody()) return;
-  if (!client_bufs_.empty()) {
-    resp_head_sent_ = true;
+  if (!x_->client_bufs.empty()) {
+    x_->resp_head_sent = true;
     // Reading from the node goes on until more data arrives during this write (then
     // OnUpstreamData stops it): small responses cost no epoll_ctl calls.
-    up_->set_pinned(true);
-    up_->StopTimer();
+    x_->up->set_pinned(true);
+    x_->up->StopTimer();
     WriteClient();
     return;
   }
-  if (resp_done_) {
+  if (x_->resp_done) {
     OnResponseWritten();
   } else {
-    up_->ArmTimer(t.read);
+    x_->up->ArmTimer(t.read);
   }
 }
 
 void ClientConnection::EncodeResponseHead() {
-  const http::ResponseHead& r = up_->head();
-  resp_status_ = r.status;
-  bool no_body = http::ResponseHasNoBody(r.status, req_.method == base::Method::kHead);
-  if (phases_ran_) {
-    ctx_.SetUpstreamResponseHeaders(&r.headers);
-    RunHeaderFilters(r.status);  // may replace resp_status_
+  const http::ResponseHead& r = x_->up->head();
+  x_->resp_status = r.status;
+  bool no_body = http::ResponseHasNoBody(r.status, x_->req.method == base::Method::kHead);
+  if (x_->phases_ran) {
+    x_->ctx.SetUpstreamResponseHeaders(&r.headers);
+    RunHeaderFilters(r.status);  // may replace resp_status
   }
-  bool body_modified = phases_ran_ && ctx_.body_modified() && !no_body;
-  const HeaderEdits& edits = ctx_.response_edits();
-  bool edited = phases_ran_ && !edits.empty();
-  out_.clear();
-  out_.append("HTTP/1.1 ");
-  base::AppendDecimal(&out_, static_cast<uint64_t>(resp_status_));
-  out_.push_back(' ');
-  out_.append(r.reason.empty() || resp_status_ != r.status ? http::ReasonPhrase(resp_status_)
+  bool body_modified = x_->phases_ran && x_->ctx.body_modified() && !no_body;
+  const HeaderEdits& edits = x_->ctx.response_edits();
+  bool edited = x_->phases_ran && !edits.empty();
+  x_->out.clear();
+  x_->out.append("HTTP/1.1 ");
+  base::AppendDecimal(&x_->out, static_cast<uint64_t>(x_->resp_status));
+  x_->out.push_back(' ');
+  x_->out.append(r.reason.empty() || x_->resp_status != r.status ? http::ReasonPhrase(x_->resp_status)
                                                            : r.reason);
-  out_.append(kCrlf);
-  out_.append(worker_->server_header());
+  x_->out.append(kCrlf);
+  x_->out.append(worker_->server_header());
   for (const http::Header& h : r.headers) {
     std::string_view n = h.name;
     if (http::IsHopByHop(n) || http::IsListedIn(n, r.connection_tokens, r.connection_token_count)) {
@@ -479,57 +479,57 @@ void ClientConnection::EncodeResponseHead() {
     if (base::EqualsIgnoreCase(n, "server")) continue;
     if (!no_body && base::EqualsIgnoreCase(n, "content-length")) continue;  // re-stated below
     if (edited && edits.Touches(n)) continue;               // a plugin set or removed it
-    AppendHeader(&out_, n, h.value);
+    AppendHeader(&x_->out, n, h.value);
   }
-  AppendResponseEdits(&out_);
+  AppendResponseEdits(&x_->out);
   if (r.status >= 500 || worker_->gateway().show_upstream_status_in_response_header) {
-    out_.append("X-APISIX-Upstream-Status: ");
-    for (uint32_t i = 0; i < attempts_ && i < attempt_status_.size(); ++i) {
-      if (i > 0) out_.append(", ");
-      base::AppendDecimal(&out_, attempt_status_[i]);
+    x_->out.append("X-APISIX-Upstream-Status: ");
+    for (uint32_t i = 0; i < x_->attempts && i < x_->attempt_status.size(); ++i) {
+      if (i > 0) x_->out.append(", ");
+      base::AppendDecimal(&x_->out, x_->attempt_status[i]);
     }
-    out_.append(kCrlf);
+    x_->out.append(kCrlf);
   }
-  resp_chunked_ = resp_close_delimited_ = false;
+  x_->resp_chunked = x_->resp_close_delimited = false;
   if (!no_body) {
     if (r.framing == http::Framing::kContentLength && !body_modified) {
-      out_.append("Content-Length: ");
-      base::AppendDecimal(&out_, r.content_length);
-      out_.append(kCrlf);
+      x_->out.append("Content-Length: ");
+      base::AppendDecimal(&x_->out, r.content_length);
+      x_->out.append(kCrlf);
     } else if (r.framing == http::Framing::kNone && !body_modified) {
-      out_.append("Content-Length: 0\r\n");
-    } else if (req_.version_minor >= 1) {
-      out_.append("Transfer-Encoding: chunked\r\n");
-      resp_chunked_ = true;
+      x_->out.append("Content-Length: 0\r\n");
+    } else if (x_->req.version_minor >= 1) {
+      x_->out.append("Transfer-Encoding: chunked\r\n");
+      x_->resp_chunked = true;
     } else {
-      resp_close_delimited_ = true;
+      x_->resp_close_delimited = true;
       keep_alive_ = false;
     }
   }
-  if (!req_body_done_) keep_alive_ = false;  // the rest of the request body is not read
+  if (!x_->req_body_done) keep_alive_ = false;  // the rest of the request body is not read
   if (worker_->draining()) keep_alive_ = false;
   if (!keep_alive_) {
-    out_.append("Connection: close\r\n");
-  } else if (req_.version_minor == 0) {
-    out_.append("Connection: keep-alive\r\n");
+    x_->out.append("Connection: close\r\n");
+  } else if (x_->req.version_minor == 0) {
+    x_->out.append("Connection: keep-alive\r\n");
   }
-  out_.append(kCrlf);
+  x_->out.append(kCrlf);
 }
 
 // Returns false when the exchange was ended here (error handled).
 bool ClientConnection::AppendResponseBody() {
-  std::string_view data = up_->pending();
-  if (resp_done_ || (data.empty() && !up_->parser().message_complete())) {
-    if (up_->parser().message_complete()) resp_done_ = true;
+  std::string_view data = x_->up->pending();
+  if (x_->resp_done || (data.empty() && !x_->up->parser().message_complete())) {
+    if (x_->up->parser().message_complete()) x_->resp_done = true;
     return true;
   }
-  spans_.clear();
-  http::BodyChunk r = up_->parser().FeedBody(data.data(), data.size(), &spans_);
+  x_->spans.clear();
+  http::BodyChunk r = x_->up->parser().FeedBody(data.data(), data.size(), &x_->spans);
   if (r.error) {
-    if (resp_head_sent_ || !client_bufs_.empty()) {
+    if (x_->resp_head_sent || !x_->client_bufs.empty()) {
       // The head is out (or about to be): a broken body can only end the connection.
-      if (!resp_head_sent_) {
-        client_bufs_.clear();
+      if (!x_->resp_head_sent) {
+        x_->client_bufs.clear();
         FailAttempt(502, false);
       } else {
         Close();
@@ -539,78 +539,78 @@ bool ClientConnection::AppendResponseBody() {
     }
     return false;
   }
-  up_->Consume(r.consumed);
+  x_->up->Consume(r.consumed);
   if (body_filters_active()) {
     // Filters may change the bytes: run every piece through them into one buffer.
-    filtered_.clear();
+    x_->filtered.clear();
     bool ended = false;
-    if (spans_.empty() && r.complete) {
-      ended = FilterBody({}, !body_started_, true, &filtered_);
+    if (x_->spans.empty() && r.complete) {
+      ended = FilterBody({}, !x_->body_started, true, &x_->filtered);
     }
-    for (size_t i = 0; i < spans_.size() && !ended; ++i) {
-      bool last = r.complete && i + 1 == spans_.size();
-      ended = FilterBody(spans_[i], !body_started_, last, &filtered_);
+    for (size_t i = 0; i < x_->spans.size() && !ended; ++i) {
+      bool last = r.complete && i + 1 == x_->spans.size();
+      ended = FilterBody(x_->spans[i], !x_->body_started, last, &x_->filtered);
     }
-    spans_.clear();
-    if (!filtered_.empty()) spans_.push_back(filtered_);
+    x_->spans.clear();
+    if (!x_->filtered.empty()) x_->spans.push_back(x_->filtered);
     if (ended) {
       // A filter ended the body: the rest from the node is not wanted, so the connection
       // cannot be reused.
       r.complete = true;
-      up_discard_ = true;
+      x_->up_discard = true;
     }
   }
-  AppendSpans(spans_, resp_chunked_, &resp_chunk_heads_, &client_bufs_);
+  AppendSpans(x_->spans, x_->resp_chunked, &x_->resp_chunk_heads, &x_->client_bufs);
   if (r.complete) {
-    resp_done_ = true;
-    if (resp_chunked_) client_bufs_.push_back(Buf(kLastChunk));
+    x_->resp_done = true;
+    if (x_->resp_chunked) x_->client_bufs.push_back(Buf(kLastChunk));
   }
   return true;
 }
 
 void ClientConnection::OnResponseWritten() {
-  if (up_ != nullptr) up_->set_pinned(false);
-  if (up_eof_pending_) {
-    up_eof_pending_ = false;
+  if (x_->up != nullptr) x_->up->set_pinned(false);
+  if (x_->up_eof_pending) {
+    x_->up_eof_pending = false;
     OnUpstreamEof(UV_EOF);
     return;
   }
-  if (!resp_done_) {
-    if (up_ == nullptr) {
+  if (!x_->resp_done) {
+    if (x_->up == nullptr) {
       Close();
       return;
     }
-    up_->StartReading();
+    x_->up->StartReading();
     const config::Timeout& t = timeouts();
-    up_->ArmTimer(t.read);
-    if (!up_->pending().empty()) ProcessResponse();
+    x_->up->ArmTimer(t.read);
+    if (!x_->up->pending().empty()) ProcessResponse();
     return;
   }
-  ctx_.facts().UpstreamEnd(0, uv_now(worker_->loop()));
-  bool reusable = up_ != nullptr && !up_discard_ && up_->head().keep_alive && req_body_done_ &&
-                  !resp_close_delimited_ && !up_->writing() && !worker_->draining();
+  x_->ctx.facts().UpstreamEnd(0, uv_now(worker_->loop()));
+  bool reusable = x_->up != nullptr && !x_->up_discard && x_->up->head().keep_alive && x_->req_body_done &&
+                  !x_->resp_close_delimited && !x_->up->writing() && !worker_->draining();
   ReleaseUpstream(reusable);
-  if (!req_body_done_) keep_alive_ = false;
+  if (!x_->req_body_done) keep_alive_ = false;
   FinishExchange();
 }
 
 void ClientConnection::OnUpstreamEof(int /*status*/) {
   if (writing_) {  // finish the write in flight first
-    up_eof_pending_ = true;
+    x_->up_eof_pending = true;
     return;
   }
-  if (!resp_head_parsed_) {
+  if (!x_->resp_head_parsed) {
     FailAttempt(502, /*connect_phase=*/false);
     return;
   }
-  if (up_->parser().FinishAtEof()) {  // body delimited by close
-    resp_done_ = true;
-    up_->StopReading();
-    client_bufs_.clear();
-    if (resp_chunked_) client_bufs_.push_back(Buf(kLastChunk));
-    up_->Close();
-    up_ = nullptr;
-    if (!client_bufs_.empty()) {
+  if (x_->up->parser().FinishAtEof()) {  // body delimited by close
+    x_->resp_done = true;
+    x_->up->StopReading();
+    x_->client_bufs.clear();
+    if (x_->resp_chunked) x_->client_bufs.push_back(Buf(kLastChunk));
+    x_->up->Close();
+    x_->up = nullptr;
+    if (!x_->client_bufs.empty()) {
       WriteClient();
     } else {
       OnResponseWritten();
@@ -621,10 +621,10 @@ void ClientConnection::OnUpstreamEof(int /*status*/) {
 }
 
 void ClientConnection::OnUpstreamTimeout() {
-  if (up_ == nullptr) return;
-  if (!up_->connected()) {
+  if (x_->up == nullptr) return;
+  if (!x_->up->connected()) {
     FailAttempt(504, /*connect_phase=*/true);
-  } else if (!resp_head_parsed_) {
+  } else if (!x_->resp_head_parsed) {
     FailAttempt(504, /*connect_phase=*/false);
   } else {
     Close();  // stalled in the middle of a response

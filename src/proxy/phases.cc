@@ -27,36 +27,36 @@ bool ForEachPlugin(const Snapshot& snap, const Route* route, uint32_t phase, Fn&
 }  // namespace
 
 uint32_t ClientConnection::active_phases() const {
-  return snapshot_->global_phases | (route_ != nullptr ? route_->chain.phases : 0);
+  return x_->snapshot->global_phases | (x_->route != nullptr ? x_->route->chain.phases : 0);
 }
 
 bool ClientConnection::RunRequestPhases() {
   uint32_t phases = active_phases();
-  phases_ran_ = phases != 0;
+  x_->phases_ran = phases != 0;
   if ((phases & (kPhaseRewrite | kPhaseAccess)) == 0) return false;
-  bool answered = ForEachPlugin(*snapshot_, route_, kPhaseRewrite, [&](const Plugin& p) {
-    p.Rewrite(ctx_);
-    return ctx_.responded();
+  bool answered = ForEachPlugin(*x_->snapshot, x_->route, kPhaseRewrite, [&](const Plugin& p) {
+    p.Rewrite(x_->ctx);
+    return x_->ctx.responded();
   });
   if (!answered) {
-    answered = ForEachPlugin(*snapshot_, route_, kPhaseAccess, [&](const Plugin& p) {
-      p.Access(ctx_);
-      return ctx_.responded();
+    answered = ForEachPlugin(*x_->snapshot, x_->route, kPhaseAccess, [&](const Plugin& p) {
+      p.Access(x_->ctx);
+      return x_->ctx.responded();
     });
   }
   if (!answered) return false;
-  local_body_.assign(ctx_.respond_body());
-  SendLocal(ctx_.respond_status(), local_body_, "text/plain; charset=utf-8");
+  x_->local_body.assign(x_->ctx.respond_body());
+  SendLocal(x_->ctx.respond_status(), x_->local_body, "text/plain; charset=utf-8");
   return true;
 }
 
 void ClientConnection::RunHeaderFilters(int status) {
-  ctx_.SetStatus(status);
-  ForEachPlugin(*snapshot_, route_, kPhaseHeaderFilter, [&](const Plugin& p) {
-    p.HeaderFilter(ctx_);
+  x_->ctx.SetStatus(status);
+  ForEachPlugin(*x_->snapshot, x_->route, kPhaseHeaderFilter, [&](const Plugin& p) {
+    p.HeaderFilter(x_->ctx);
     return false;
   });
-  resp_status_ = ctx_.response_status();  // SetResponseStatus may have replaced it
+  x_->resp_status = x_->ctx.response_status();  // SetResponseStatus may have replaced it
 }
 
 bool ClientConnection::body_filters_active() const {
@@ -69,36 +69,36 @@ bool ClientConnection::FilterBody(std::string_view data, bool first, bool last,
   piece.data = data;
   piece.first = first;
   piece.last = last;
-  ForEachPlugin(*snapshot_, route_, kPhaseBodyFilter, [&](const Plugin& p) {
+  ForEachPlugin(*x_->snapshot, x_->route, kPhaseBodyFilter, [&](const Plugin& p) {
     // Two scratch buffers: a filter's input may be an earlier filter's output, so it gets
     // the buffer its input does not live in (filters that pass a piece through leave it
     // where it was, so plain alternation could hand a filter its own input).
-    const std::string& first = filter_scratch_[0];
+    const std::string& first = x_->filter_scratch[0];
     auto at = reinterpret_cast<uintptr_t>(piece.data.data());
     auto begin = reinterpret_cast<uintptr_t>(first.data());
     bool in_first = !first.empty() && at >= begin && at <= begin + first.size();
-    piece.out = &filter_scratch_[in_first ? 1 : 0];
-    p.BodyFilter(ctx_, piece);
+    piece.out = &x_->filter_scratch[in_first ? 1 : 0];
+    p.BodyFilter(x_->ctx, piece);
     return false;
   });
   out->append(piece.data);
-  body_started_ = true;
+  x_->body_started = true;
   return piece.last && !last;
 }
 
 void ClientConnection::RunLogPhase() {
-  ctx_.SetStatus(resp_status_);
-  // out_ still holds the head of the response that went out (proxied or local).
-  ctx_.facts().Finish(uv_now(worker_->loop()), bytes_sent_, body_bytes_, out_);
-  ForEachPlugin(*snapshot_, route_, kPhaseLog, [&](const Plugin& p) {
-    p.Log(ctx_);
+  x_->ctx.SetStatus(x_->resp_status);
+  // out still holds the head of the response that went out (proxied or local).
+  x_->ctx.facts().Finish(uv_now(worker_->loop()), x_->bytes_sent, x_->body_bytes, x_->out);
+  ForEachPlugin(*x_->snapshot, x_->route, kPhaseLog, [&](const Plugin& p) {
+    p.Log(x_->ctx);
     return false;
   });
 }
 
 void ClientConnection::AppendResponseEdits(std::string* out) const {
-  if (!phases_ran_) return;
-  ctx_.response_edits().ForEachSet([&](std::string_view name, std::string_view value) {
+  if (!x_->phases_ran) return;
+  x_->ctx.response_edits().ForEachSet([&](std::string_view name, std::string_view value) {
     out->append(name);
     out->append(": ");
     out->append(value);

@@ -7,9 +7,11 @@
 namespace turnpike::proxy {
 
 UpstreamConnection::UpstreamConnection(Worker* worker, const PoolKey& key)
-    : worker_(worker), key_(key), buf_(new char[kBufferSize]) {}
+    : worker_(worker), key_(key), buf_(nullptr) {}
 
-UpstreamConnection::~UpstreamConnection() { delete[] buf_; }
+UpstreamConnection::~UpstreamConnection() {
+  if (buf_ != nullptr) worker_->upstream_buffers().Return(buf_);
+}
 
 UpstreamConnection* UpstreamConnection::Connect(Worker* worker, const PoolKey& key,
                                                 ClientConnection* owner,
@@ -43,6 +45,11 @@ void UpstreamConnection::Detach() {
   owner_ = nullptr;
   pinned_ = false;
   begin_ = end_ = scan_pos_ = 0;
+  // Idle in the pool it only waits for the node to close: the buffer goes back.
+  if (buf_ != nullptr) {
+    worker_->upstream_buffers().Return(buf_);
+    buf_ = nullptr;
+  }
 }
 
 void UpstreamConnection::Close() {
@@ -138,6 +145,10 @@ void UpstreamConnection::Consume(size_t n) {
 
 void UpstreamConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   auto* u = static_cast<UpstreamConnection*>(h->data);
+  if (u->buf_ == nullptr) {
+    u->buf_ = u->worker_->upstream_buffers().Take();
+    u->begin_ = u->end_ = 0;
+  }
   // Unconsumed bytes may move to the front unless a client write refers to them.
   if (u->pinned_) {
     // append only

@@ -2,7 +2,9 @@
 //
 // Owned by the worker loop. While serving a request it belongs to exactly one
 // ClientConnection (owner()); between requests it sits in the worker's keep-alive pool, where
-// any byte or EOF from the node closes it. Freed only in its uv_close callback.
+// any byte or EOF from the node closes it. Its read buffer is lent by the worker while it
+// serves a request (an idle pooled connection holds none). Freed only in its uv_close
+// callback.
 #pragma once
 
 #include <uv.h>
@@ -23,7 +25,7 @@ class ClientConnection;
 
 class UpstreamConnection {
  public:
-  static constexpr size_t kBufferSize = 32 * 1024;
+  static constexpr size_t kBufferSize = Worker::kUpstreamBufferSize;
 
   // Starts connecting to `key`'s address; the result arrives in owner->OnUpstreamConnected.
   static UpstreamConnection* Connect(Worker* worker, const PoolKey& key, ClientConnection* owner,

@@ -31,6 +31,7 @@ Worker::Worker(int index, std::shared_ptr<const config::GatewayConfig> gateway,
   // APISIX: enable_server_tokens adds the version to the Server header.
   server_header_ = gateway_->enable_server_tokens ? "Server: turnpike/" TURNPIKE_VERSION "\r\n"
                                                   : "Server: turnpike\r\n";
+  idle_exchanges_.reserve(kMaxIdleLent);  // ReturnExchange never allocates
 }
 
 Worker::~Worker() {
@@ -120,6 +121,19 @@ void Worker::ApplySnapshot(SnapshotConstSharedPtr next) {
 }
 
 std::string_view Worker::Date() { return date_.Get(std::time(nullptr)); }
+
+Exchange* Worker::TakeExchange() {
+  if (idle_exchanges_.empty()) return new Exchange;
+  Exchange* x = idle_exchanges_.back().release();
+  idle_exchanges_.pop_back();
+  return x;
+}
+
+bool Worker::ReturnExchange(Exchange* x) {
+  if (idle_exchanges_.size() >= kMaxIdleLent) return false;
+  idle_exchanges_.emplace_back(x);
+  return true;
+}
 
 std::string Worker::TakeBodyBuffer() {
   if (body_buffers_.empty()) return {};

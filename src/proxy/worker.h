@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config/specs.h"
+#include "core/buffer_pool.h"
 #include "proxy/access_log.h"
 #include "core/time_text.h"
 #include "core/snapshot_slot.h"
@@ -27,6 +28,7 @@ namespace turnpike::proxy {
 
 class ClientConnection;
 class UpstreamConnection;
+struct Exchange;
 
 // Identity of an upstream connection pool: the node's socket address.
 struct PoolKey {
@@ -92,6 +94,20 @@ class Worker {
   std::string_view server_header() const { return server_header_; }  // "Server: ...\r\n"
   WorkerStats& mutable_stats() { return stats_; }
 
+  // What connections borrow while they have a request in progress (see core/buffer_pool.h
+  // and proxy/exchange.h): an idle keep-alive connection holds none of it. Up to
+  // kMaxIdleLent of each are kept for reuse, so a warm worker allocates nothing per request.
+  static constexpr size_t kClientBufferSize = 16 * 1024;
+  static constexpr size_t kUpstreamBufferSize = 32 * 1024;
+  static constexpr size_t kMaxIdleLent = 1024;
+  core::BufferPool& client_buffers() { return client_buffers_; }
+  core::BufferPool& upstream_buffers() { return upstream_buffers_; }
+  Exchange* TakeExchange();
+  // Takes `x` back (true), or leaves it with its connection when kMaxIdleLent are idle
+  // already (false): an exchange is never freed while code up the stack may still use it.
+  // The caller has dropped its snapshot pin, upstream connection and body buffer.
+  bool ReturnExchange(Exchange* x);
+
   // Picks a node of `up` not in `tried`; returns its index or RoundRobinPicker::kNone.
   uint32_t PickNode(const Upstream& up, const upstream::TriedSet& tried);
 
@@ -141,6 +157,9 @@ class Worker {
   std::shared_ptr<AccessLog> access_log_;
   std::string log_line_;
   std::vector<std::string> body_buffers_;  // idle body buffers (bounded, see ReturnBodyBuffer)
+  core::BufferPool client_buffers_{kClientBufferSize, kMaxIdleLent};
+  core::BufferPool upstream_buffers_{kUpstreamBufferSize, kMaxIdleLent};
+  std::vector<std::unique_ptr<Exchange>> idle_exchanges_;
   std::string server_header_;
   WorkerStats stats_;
 };

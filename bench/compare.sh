@@ -20,6 +20,13 @@
 #        PIN=auto         auto|1|0: pin the proxies to CPU 0 and wrk + upstream to the other
 #                         CPUs (auto = when there are at least 2 CPUs and taskset exists)
 #        KEEP=0           1 = keep the work directory (configs, logs, raw wrk output)
+#        IDLE=0           after the rounds: hold this many idle keep-alive connections (each
+#                         after one answered request) to each proxy and report the proxy's
+#                         RSS growth per connection (VmRSS of the Turnpike process / the nginx
+#                         worker, before and after)
+#        SLOWLORIS=0      after the rounds: ROUNDS more wrk runs per proxy while this many
+#                         slowloris clients trickle unfinished heads (bench/hold_clients.py),
+#                         reporting p99 with and without them
 #
 # Both proxies do comparable work: HTTP/1.1 keep-alive to the upstream (pool of 320), client
 # keep-alive without a per-connection request cap, no access log, and the forwarding headers
@@ -47,7 +54,10 @@ for p in "${proxies[@]}"; do
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "compare: ROUNDS must be a positive integer" >&2; exit 2; }
 
-turnpike_ensure_packages "${TURNPIKE_BENCH_DEPS[@]}" curl
+turnpike_ensure_packages "${TURNPIKE_BENCH_DEPS[@]}" curl python3
+idle=${IDLE:-0}
+slowloris=${SLOWLORIS:-0}
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 if [[ " ${proxies[*]} " == *" turnpike "* && ! -x $turnpike_bin ]]; then
   cat >&2 <<EOF
@@ -192,7 +202,7 @@ daemon off;
 master_process on;
 pid $dir/nginx.pid;
 error_log $dir/error.log warn;
-events { worker_connections 4096; }
+events { worker_connections 65536; }
 EOF
 }
 
@@ -456,4 +466,70 @@ if [[ -n ${med["turnpike rps"]:-} && -n ${med["nginx rps"]:-} ]]; then
     -v tc="${med["turnpike cpu"]}" -v nc="${med["nginx cpu"]}" 'BEGIN {
       printf "turnpike/nginx  req/s %.2fx (higher is better)  p99 %.2fx  CPU/req %.2fx (lower is better)\n",
         (nr > 0 ? tr / nr : 0), (np > 0 ? tp / np : 0), (nc > 0 ? tc / nc : 0) }'
+fi
+
+# Many connections -------------------------------------------------------------------------------
+rss_kb() {  # rss_kb PID...: VmRSS summed over the given processes, in kB
+  local total=0 pid v
+  for pid in "$@"; do
+    v=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
+    total=$((total + v))
+  done
+  echo "$total"
+}
+
+proxy_port() { local u=${proxy_url[$1]#http://127.0.0.1:}; echo "${u%%/*}"; }
+
+# hold MODE PROXY COUNT: starts bench/hold_clients.py; sets HOLD_PID once it reports ready.
+hold() {
+  local fifo=$work/hold-$1-$2.out line
+  python3 "$root/bench/hold_clients.py" "$1" "$(proxy_port "$2")" "$3" >"$fifo" 2>&1 &
+  HOLD_PID=$!
+  started_pids+=("$HOLD_PID")
+  for ((i = 0; i < 600; i++)); do
+    line=$(head -n1 "$fifo" 2>/dev/null || true)
+    [[ $line == ready* ]] && return 0
+    kill -0 "$HOLD_PID" 2>/dev/null || { echo "compare: hold_clients failed:" >&2; cat "$fifo" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "compare: hold_clients did not get ready within 60 s" >&2
+  exit 1
+}
+
+if ((idle > 0)); then
+  echo
+  echo "idle keep-alive connections: $idle per proxy"
+  printf '%-10s %12s %12s %16s\n' proxy "RSS kB" "with idle" "bytes/conn"
+  declare -A idle_bytes
+  for p in "${proxies[@]}"; do
+    read -r -a pids <<<"${proxy_cpu_pids[$p]}"
+    before=$(rss_kb "${pids[@]}")
+    hold idle "$p" "$idle"
+    sleep 1
+    after=$(rss_kb "${pids[@]}")
+    stop_pid "$HOLD_PID"
+    idle_bytes[$p]=$(((after - before) * 1024 / idle))
+    printf '%-10s %12s %12s %16s\n' "$p" "$before" "$after" "${idle_bytes[$p]}"
+  done
+  if [[ -n ${idle_bytes[turnpike]:-} && -n ${idle_bytes[nginx]:-} ]]; then
+    echo "turnpike/nginx  bytes per idle connection ${idle_bytes[turnpike]} / ${idle_bytes[nginx]}"
+  fi
+fi
+
+if ((slowloris > 0)); then
+  echo
+  echo "p99 with $slowloris slowloris clients (median of $rounds run(s); without: the rounds above)"
+  printf '%-10s %12s %12s %10s\n' proxy "p99 ms" "+slowloris" ratio
+  for p in "${proxies[@]}"; do
+    hold slowloris "$p" "$slowloris"
+    vals=()
+    for ((round = 1; round <= rounds; round++)); do
+      run_wrk "$p" "$duration" "$work/slowloris$round-$p.txt"
+      vals+=("$RUN_P99")
+    done
+    stop_pid "$HOLD_PID"
+    with=$(median "${vals[@]}")
+    printf '%-10s %12s %12s %10s\n' "$p" "${med["$p p99"]}" "$with" \
+      "$(awk -v a="$with" -v b="${med["$p p99"]}" 'BEGIN {printf "%.2fx", b > 0 ? a / b : 0}')"
+  done
 fi

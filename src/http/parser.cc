@@ -96,15 +96,23 @@ size_t FirstLineLength(std::string_view data) {
 
 // ---------------------------------------------------------------- MessageParser
 
-MessageParser::MessageParser(llhttp_type_t type, const llhttp_settings_t& settings)
-    : settings_(settings) {
-  settings_.on_header_field = &OnHeaderField;
-  settings_.on_header_value = &OnHeaderValue;
-  settings_.on_body = &OnBody;
-  settings_.on_message_complete = &OnMessageComplete;
-  settings_.on_chunk_header = &OnChunkHeader;
-  llhttp_init(&parser_, type, &settings_);
+MessageParser::MessageParser(llhttp_type_t type, const llhttp_settings_t* settings) {
+  llhttp_init(&parser_, type, settings);
   parser_.data = this;
+}
+
+llhttp_settings_t MessageParser::MakeSettings(llhttp_cb on_headers_complete,
+                                              llhttp_data_cb on_status) {
+  llhttp_settings_t s;
+  llhttp_settings_init(&s);
+  s.on_header_field = &OnHeaderField;
+  s.on_header_value = &OnHeaderValue;
+  s.on_body = &OnBody;
+  s.on_message_complete = &OnMessageComplete;
+  s.on_chunk_header = &OnChunkHeader;
+  s.on_headers_complete = on_headers_complete;
+  s.on_status = on_status;
+  return s;
 }
 
 int MessageParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
@@ -239,18 +247,13 @@ FieldCheck CheckFields(const std::vector<Header>& headers, int version_minor) {
 
 // ---------------------------------------------------------------- RequestParser
 
-namespace {
-llhttp_settings_t Settings(llhttp_cb on_headers_complete, llhttp_data_cb on_status) {
-  llhttp_settings_t s;
-  llhttp_settings_init(&s);
-  s.on_headers_complete = on_headers_complete;
-  s.on_status = on_status;
-  return s;
+// One settings table per message type, shared by every parser (llhttp keeps a pointer).
+const llhttp_settings_t* RequestParser::Settings() {
+  static const llhttp_settings_t settings = MakeSettings(&OnHeadersComplete, nullptr);
+  return &settings;
 }
-}  // namespace
 
-RequestParser::RequestParser()
-    : MessageParser(HTTP_REQUEST, Settings(&OnHeadersComplete, nullptr)) {}
+RequestParser::RequestParser() : MessageParser(HTTP_REQUEST, Settings()) {}
 
 int RequestParser::OnHeadersComplete(llhttp_t* p) {
   auto* self = static_cast<RequestParser*>(From(p));
@@ -325,7 +328,12 @@ int RequestParser::ParseHead(const char* data, size_t len, RequestHead* head) {
 // ---------------------------------------------------------------- ResponseParser
 
 ResponseParser::ResponseParser()
-    : MessageParser(HTTP_RESPONSE, Settings(&OnHeadersComplete, &OnStatus)) {}
+    : MessageParser(HTTP_RESPONSE, Settings()) {}
+
+const llhttp_settings_t* ResponseParser::Settings() {
+  static const llhttp_settings_t settings = MakeSettings(&OnHeadersComplete, &OnStatus);
+  return &settings;
+}
 
 void ResponseParser::Reset(bool head_request) {
   llhttp_reset(&parser_);

@@ -45,9 +45,11 @@ class MessageParser {
   bool message_complete() const { return complete_; }
 
  protected:
-  // `settings` callbacks for headers, body and message end are filled in here; the caller
-  // sets the ones specific to its message type first.
-  MessageParser(llhttp_type_t type, const llhttp_settings_t& settings);
+  // `settings` (from MakeSettings) must outlive the parser.
+  MessageParser(llhttp_type_t type, const llhttp_settings_t* settings);
+  // llhttp callbacks: the shared ones for headers, body and message end, and the given ones
+  // specific to a message type.
+  static llhttp_settings_t MakeSettings(llhttp_cb on_headers_complete, llhttp_data_cb on_status);
   ~MessageParser() = default;
 
   // Runs llhttp over `prefix` and then one complete head of `len` bytes, collecting headers
@@ -76,7 +78,6 @@ class MessageParser {
   // The largest chunk size accepted (nginx: what fits in off_t); larger is malformed framing.
   static constexpr uint64_t kMaxChunkSize = INT64_MAX;
 
-  llhttp_settings_t settings_;
   std::vector<Header>* headers_ = nullptr;
   std::vector<std::string_view>* body_out_ = nullptr;
   bool in_value_ = false;
@@ -97,6 +98,7 @@ class RequestParser : public MessageParser {
 
  private:
   static int OnHeadersComplete(llhttp_t* p);
+  static const llhttp_settings_t* Settings();
   RequestHead* head_ = nullptr;
 };
 
@@ -119,6 +121,7 @@ class ResponseParser : public MessageParser {
  private:
   static int OnStatus(llhttp_t* p, const char* at, size_t len);
   static int OnHeadersComplete(llhttp_t* p);
+  static const llhttp_settings_t* Settings();
   ResponseHead* head_ = nullptr;
   bool head_request_ = false;
 };

@@ -748,10 +748,13 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
   log->Write(line);
 }
 
-void ClientConnection::FinishExchange() {
+void ClientConnection::FinishExchange(bool upstream_reusable) {
   if (x_->phases_ran) RunLogPhase();
   if (AccessLog* log = worker_->access_log()) WriteAccessLog(log);
-  ReleaseBodyBuffer();  // after the log phase: post_arg_* may still be read there
+  // After the log phase: $upstream_http_* views point into the upstream connection's buffer,
+  // which it gives back when pooled, and post_arg_* into the body buffer.
+  ReleaseUpstream(upstream_reusable);
+  ReleaseBodyBuffer();
   x_->snapshot.reset();
   x_->route = nullptr;
   x_->upstream = nullptr;

@@ -107,7 +107,9 @@ class ClientConnection final : public router::RouteFilter {
   bool FilterBody(std::string_view data, bool first, bool last, std::string* out);
   void RunLogPhase();
   void AppendResponseEdits(std::string* out) const;
-  void FinishExchange();
+  // Ends the exchange: log phase, access log, the upstream connection back to the pool when
+  // `upstream_reusable` (else closed), then the next request or the close.
+  void FinishExchange(bool upstream_reusable = false);
   void WriteAccessLog(AccessLog* log);
   void NextRequest();
   void LingerAndClose();

@@ -57,6 +57,12 @@ struct Exchange {
   std::array<uint16_t, 8> attempt_status{};  // upstream status per attempt (502/504/...)
   uint64_t first_attempt_ms = 0;
   UpstreamConnection* up = nullptr;
+  // The upstream request on `up`: its encoded head, and the response as parsed (views into
+  // up's read buffer).
+  std::string up_request_head;
+  http::ResponseParser up_parser;
+  http::ResponseHead up_head;
+  size_t up_scan_pos = 0;  // FindHeadEnd's resume point in the response head
   bool stale_retry_used = false;
 
   bool request_sent = false;   // some of the request was written to an upstream

@@ -281,13 +281,13 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
 
 void ClientConnection::SendRequestHead() {
   const upstream::Node& node = x_->upstream->nodes->nodes[x_->node_index];
-  EncodeRequestHead(&x_->up->request_head(), node);
+  EncodeRequestHead(&x_->up_request_head, node);
   x_->up->CountRequest();
-  x_->up->parser().Reset(x_->req.method == base::Method::kHead);
-  *x_->up->scan_pos() = 0;
+  x_->up_parser.Reset(x_->req.method == base::Method::kHead);
+  x_->up_scan_pos = 0;
   x_->resp_head_parsed = false;
   x_->up_bufs.clear();
-  x_->up_bufs.push_back(Buf(x_->up->request_head()));
+  x_->up_bufs.push_back(Buf(x_->up_request_head));
   AppendBufferedBody();
   int rc = AppendRequestBody();
   if (rc != 0) {
@@ -409,21 +409,21 @@ void ClientConnection::ProcessResponse() {
   x_->client_bufs.clear();
   while (!x_->resp_head_parsed) {
     std::string_view data = x_->up->pending();
-    size_t head_len = http::FindHeadEnd(data, x_->up->scan_pos());
+    size_t head_len = http::FindHeadEnd(data, &x_->up_scan_pos);
     if (head_len == 0) {
       if (x_->up->buffer_full()) FailAttempt(502, false);  // response head too large
       else x_->up->ArmTimer(t.read);
       return;
     }
-    if (!x_->up->parser().ParseHead(data.data(), head_len, &x_->up->head())) {
+    if (!x_->up_parser.ParseHead(data.data(), head_len, &x_->up_head)) {
       FailAttempt(502, false);
       return;
     }
-    int status = x_->up->head().status;
+    int status = x_->up_head.status;
     if (status >= 100 && status < 200) {  // interim response: not forwarded
       x_->up->Consume(head_len);
-      *x_->up->scan_pos() = 0;
-      x_->up->parser().Reset(x_->req.method == base::Method::kHead);
+      x_->up_scan_pos = 0;
+      x_->up_parser.Reset(x_->req.method == base::Method::kHead);
       continue;
     }
     x_->resp_head_parsed = true;
@@ -453,7 +453,7 @@ void ClientConnection::ProcessResponse() {
 }
 
 void ClientConnection::EncodeResponseHead() {
-  const http::ResponseHead& r = x_->up->head();
+  const http::ResponseHead& r = x_->up_head;
   x_->resp_status = r.status;
   bool no_body = http::ResponseHasNoBody(r.status, x_->req.method == base::Method::kHead);
   if (x_->phases_ran) {
@@ -519,12 +519,12 @@ void ClientConnection::EncodeResponseHead() {
 // Returns false when the exchange was ended here (error handled).
 bool ClientConnection::AppendResponseBody() {
   std::string_view data = x_->up->pending();
-  if (x_->resp_done || (data.empty() && !x_->up->parser().message_complete())) {
-    if (x_->up->parser().message_complete()) x_->resp_done = true;
+  if (x_->resp_done || (data.empty() && !x_->up_parser.message_complete())) {
+    if (x_->up_parser.message_complete()) x_->resp_done = true;
     return true;
   }
   x_->spans.clear();
-  http::BodyChunk r = x_->up->parser().FeedBody(data.data(), data.size(), &x_->spans);
+  http::BodyChunk r = x_->up_parser.FeedBody(data.data(), data.size(), &x_->spans);
   if (r.error) {
     if (x_->resp_head_sent || !x_->client_bufs.empty()) {
       // The head is out (or about to be): a broken body can only end the connection.
@@ -587,11 +587,10 @@ void ClientConnection::OnResponseWritten() {
     return;
   }
   x_->ctx.facts().UpstreamEnd(0, uv_now(worker_->loop()));
-  bool reusable = x_->up != nullptr && !x_->up_discard && x_->up->head().keep_alive && x_->req_body_done &&
+  bool reusable = x_->up != nullptr && !x_->up_discard && x_->up_head.keep_alive && x_->req_body_done &&
                   !x_->resp_close_delimited && !x_->up->writing() && !worker_->draining();
-  ReleaseUpstream(reusable);
   if (!x_->req_body_done) keep_alive_ = false;
-  FinishExchange();
+  FinishExchange(reusable);
 }
 
 void ClientConnection::OnUpstreamEof(int /*status*/) {
@@ -603,7 +602,7 @@ void ClientConnection::OnUpstreamEof(int /*status*/) {
     FailAttempt(502, /*connect_phase=*/false);
     return;
   }
-  if (x_->up->parser().FinishAtEof()) {  // body delimited by close
+  if (x_->up_parser.FinishAtEof()) {  // body delimited by close
     x_->resp_done = true;
     x_->up->StopReading();
     x_->client_bufs.clear();

@@ -44,7 +44,7 @@ void UpstreamConnection::Attach(ClientConnection* owner) {
 void UpstreamConnection::Detach() {
   owner_ = nullptr;
   pinned_ = false;
-  begin_ = end_ = scan_pos_ = 0;
+  begin_ = end_ = 0;
   // Idle in the pool it only waits for the node to close: the buffer goes back.
   if (buf_ != nullptr) {
     worker_->upstream_buffers().Return(buf_);
@@ -136,11 +136,6 @@ void UpstreamConnection::StopTimer() { timer_.Disarm(); }
 
 void UpstreamConnection::Consume(size_t n) {
   begin_ += n;
-  if (scan_pos_ >= n) {
-    scan_pos_ -= n;
-  } else {
-    scan_pos_ = 0;
-  }
 }
 
 void UpstreamConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {

@@ -15,8 +15,6 @@
 #include <vector>
 
 #include "core/lazy_timer.h"
-#include "http/message.h"
-#include "http/parser.h"
 #include "proxy/worker.h"
 
 namespace turnpike::proxy {
@@ -60,10 +58,6 @@ class UpstreamConnection {
   // Some byte arrived from the node for the current request (since Connect or Attach).
   bool received_any() const { return received_any_; }
 
-  http::ResponseParser& parser() { return parser_; }
-  http::ResponseHead& head() { return head_; }
-  size_t* scan_pos() { return &scan_pos_; }
-  std::string& request_head() { return request_head_; }
   bool buffer_full() const { return end_ == kBufferSize && begin_ == 0; }
 
   // While a client write refers to bytes of the read buffer, reading may go on but must not
@@ -92,10 +86,6 @@ class UpstreamConnection {
   char* buf_;
   size_t begin_ = 0;
   size_t end_ = 0;
-  size_t scan_pos_ = 0;
-  http::ResponseParser parser_;
-  http::ResponseHead head_;
-  std::string request_head_;  // encoding buffer for request heads, reused
   uint32_t requests_ = 0;
   int pending_closes_ = 0;
   int sync_depth_ = 0;

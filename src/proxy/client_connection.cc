@@ -69,9 +69,10 @@ void ClientConnection::FreeBuffer() {
   cap_ = begin_ = end_ = scan_pos_ = 0;
 }
 
-// An idle connection holds no read buffer: it takes one at its next read (OnAlloc).
+// An idle connection holds no read buffer: it takes one at its next read (OnAlloc). Between
+// requests nothing refers to the buffer (a kept exchange's old views are never read again).
 void ClientConnection::ReleaseBufferIfIdle() {
-  if (begin_ == end_ && state_ == State::kReadingHead && x_ == nullptr) FreeBuffer();
+  if (begin_ == end_ && state_ == State::kReadingHead) FreeBuffer();
 }
 
 ClientConnection* ClientConnection::Accept(Worker* worker, uv_stream_t* server) {

@@ -11,19 +11,4 @@ BufferPool::~BufferPool() {
   for (char* b : idle_) delete[] b;
 }
 
-char* BufferPool::Take() {
-  if (idle_.empty()) return new char[buffer_size_];
-  char* b = idle_.back();
-  idle_.pop_back();
-  return b;
-}
-
-void BufferPool::Return(char* buffer) {
-  if (idle_.size() >= max_idle_) {
-    delete[] buffer;
-    return;
-  }
-  idle_.push_back(buffer);
-}
-
 }  // namespace turnpike::core

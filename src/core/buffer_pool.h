@@ -21,9 +21,20 @@ class BufferPool {
   BufferPool& operator=(const BufferPool&) = delete;
 
   // A buffer of buffer_size() bytes (contents unspecified): an idle one, or a new one.
-  char* Take();
+  char* Take() {
+    if (idle_.empty()) return new char[buffer_size_];
+    char* b = idle_.back();
+    idle_.pop_back();
+    return b;
+  }
   // Gives `buffer` (from Take()) back; it is freed when max_idle buffers are idle already.
-  void Return(char* buffer);
+  void Return(char* buffer) {
+    if (idle_.size() >= max_idle_) {
+      delete[] buffer;
+      return;
+    }
+    idle_.push_back(buffer);
+  }
 
   size_t buffer_size() const { return buffer_size_; }
   size_t idle() const { return idle_.size(); }

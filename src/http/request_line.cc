@@ -1,58 +1,57 @@
 #include "http/request_line.h"
 
+#include <array>
+#include <cstdint>
+
 #include "base/strings.h"
 
 namespace turnpike::http {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool IsHexDigit(char c) { return base::HexDigitValue(c) >= 0; }
+// One table lookup per byte: these loops run over every request line and Host.
+enum : uint8_t {
+  kMethodChar = 1,   // nginx's method alphabet: A-Z, '_', '-'
+  kTargetByte = 2,   // visible ASCII and obs-text: all but controls, space and DEL
+  kRegNameChar = 4,  // RFC 3986 unreserved and sub-delims (reg-name besides pct-encoded)
+  kHexDigit = 8,
+  kDigit = 16,
+  kIpLiteralChar = 32,  // inside [...]: hex digits, ':' and '.'
+};
 
-bool IsMethodChar(char c) { return (c >= 'A' && c <= 'Z') || c == '_' || c == '-'; }
-
-// Visible ASCII and obs-text: everything but controls, space and DEL.
-bool IsTargetByte(char c) {
-  auto u = static_cast<unsigned char>(c);
-  return u > 0x20 && u != 0x7f;
-}
-
-// RFC 3986 unreserved and sub-delims: the characters of a reg-name besides pct-encoded.
-bool IsRegNameChar(char c) {
-  if (IsAlpha(c) || IsDigit(c)) return true;
-  switch (c) {
-    case '-':
-    case '.':
-    case '_':
-    case '~':  // unreserved
-    case '!':
-    case '$':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':  // sub-delims
-    case '+':
-    case ',':
-    case ';':
-    case '=':
-      return true;
-    default:
-      return false;
+constexpr std::array<uint8_t, 256> kCharClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    bool digit = c >= '0' && c <= '9';
+    bool upper = c >= 'A' && c <= 'Z';
+    bool alpha = upper || (c >= 'a' && c <= 'z');
+    bool hex = digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    uint8_t v = 0;
+    if (upper || c == '_' || c == '-') v |= kMethodChar;
+    if (c > 0x20 && c != 0x7f) v |= kTargetByte;
+    if (alpha || digit ||
+        std::string_view("-._~!$&'()*+,;=").find(static_cast<char>(c)) != std::string_view::npos) {
+      v |= kRegNameChar;
+    }
+    if (hex) v |= kHexDigit | kIpLiteralChar;
+    if (digit) v |= kDigit;
+    if (c == ':' || c == '.') v |= kIpLiteralChar;
+    t[static_cast<size_t>(c)] = v;
   }
-}
+  return t;
+}();
+
+inline bool Is(char c, uint8_t cls) { return (kCharClass[static_cast<uint8_t>(c)] & cls) != 0; }
+bool IsDigit(char c) { return Is(c, kDigit); }
+bool IsHexDigit(char c) { return Is(c, kHexDigit); }
 
 bool IsValidRegName(std::string_view name) {
   for (size_t i = 0; i < name.size(); ++i) {
     char c = name[i];
-    if (c == '%') {
-      if (i + 2 >= name.size() || !IsHexDigit(name[i + 1]) || !IsHexDigit(name[i + 2])) {
-        return false;
-      }
-      i += 2;
-    } else if (!IsRegNameChar(c)) {
+    if (Is(c, kRegNameChar)) continue;
+    if (c != '%' || i + 2 >= name.size() || !IsHexDigit(name[i + 1]) || !IsHexDigit(name[i + 2])) {
       return false;
     }
+    i += 2;
   }
   return true;
 }
@@ -60,7 +59,7 @@ bool IsValidRegName(std::string_view name) {
 bool IsValidIpLiteral(std::string_view inner) {
   if (inner.empty()) return false;
   for (char c : inner) {
-    if (!IsHexDigit(c) && c != ':' && c != '.') return false;
+    if (!Is(c, kIpLiteralChar)) return false;
   }
   return true;
 }
@@ -77,11 +76,11 @@ bool IsValidPort(std::string_view port) {
 
 int ParseRequestLine(std::string_view data, RequestLine* line) {
   size_t i = 0;
-  while (i < data.size() && IsMethodChar(data[i])) ++i;
+  while (i < data.size() && Is(data[i], kMethodChar)) ++i;
   if (i == 0 || i >= data.size() || data[i] != ' ') return 400;
   line->method = data.substr(0, i);
   size_t target_begin = ++i;
-  while (i < data.size() && IsTargetByte(data[i])) ++i;
+  while (i < data.size() && Is(data[i], kTargetByte)) ++i;
   if (i == target_begin || i >= data.size() || data[i] != ' ') return 400;
   line->target = data.substr(target_begin, i - target_begin);
   std::string_view rest = data.substr(i + 1);

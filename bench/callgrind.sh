@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Instructions per proxied request, from callgrind: stable on a noisy machine, unlike time.
+#
+# Runs Turnpike (1 worker) under `valgrind --tool=callgrind` in front of the test backend
+# twice, once for N and once for 3N keep-alive GET /hello requests on one connection, and
+# prints (I(3N) - I(N)) / 2N: start-up, the readiness probe and shutdown cancel out. Counts
+# every thread of the process (user space only).
+#
+# Usage: bench/callgrind.sh [N]          (default 2000)
+# Env:   TURNPIKE_BIN   default build/release/src/daemon/turnpike
+#        BACKEND_BIN    default: turnpike_test_backend next to it (build/release/tests/)
+#        ROUTES_EXTRA   extra YAML under the route (e.g. a plugins: map), indented 4 spaces
+#        KEEP=1         keep the callgrind outputs (callgrind_annotate them) and print where
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+n=${1:-2000}
+turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
+backend_bin=${BACKEND_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/tests/turnpike_test_backend}
+for b in "$turnpike_bin" "$backend_bin"; do
+  [[ -x $b ]] || { echo "callgrind: no binary at $b (build with -DCMAKE_BUILD_TYPE=Release)" >&2; exit 1; }
+done
+command -v valgrind >/dev/null || { echo "callgrind: valgrind is not installed" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/turnpike-callgrind.XXXXXX")
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  if [[ ${KEEP:-0} == 1 ]]; then echo "callgrind: outputs kept in $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+"$backend_bin" --listen 127.0.0.1:0 >"$work/backend.out" 2>&1 &
+pids+=($!)
+for ((i = 0; i < 100; i++)); do
+  backend_port=$(awk '/^LISTENING/ {print $2}' "$work/backend.out")
+  [[ -n $backend_port ]] && break
+  sleep 0.1
+done
+[[ -n ${backend_port:-} ]] || { echo "callgrind: backend did not start" >&2; exit 1; }
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat >"$work/config.yaml" <<EOF
+apisix:
+  node_listen: [{ip: 127.0.0.1, port: $port}]
+  enable_ipv6: false
+deployment:
+  role: data_plane
+  role_data_plane: {config_provider: yaml}
+nginx_config:
+  worker_processes: 1
+  error_log_level: warn
+EOF
+cat >"$work/apisix.yaml" <<EOF
+routes:
+  - id: hello
+    uri: /hello
+${ROUTES_EXTRA:-}
+    upstream:
+      nodes:
+        "127.0.0.1:$backend_port": 1
+#END
+EOF
+
+# requests COUNT: COUNT sequential keep-alive requests on one connection.
+requests() {
+  python3 - "$port" "$1" <<'PY'
+import socket, sys, time
+port, count = int(sys.argv[1]), int(sys.argv[2])
+deadline = time.time() + 60
+while True:
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        break
+    except OSError:
+        if time.time() > deadline:
+            sys.exit("callgrind: turnpike did not accept connections")
+        time.sleep(0.2)
+req = b"GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: callgrind\r\nAccept: */*\r\n\r\n"
+for _ in range(count):
+    s.sendall(req)
+    buf = b""
+    while not buf.endswith(b"hello world\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            sys.exit("callgrind: connection closed early")
+        buf += chunk
+s.close()
+PY
+}
+
+# instructions COUNT: total Ir of a turnpike run serving COUNT requests.
+instructions() {
+  local out=$work/callgrind.$1 pid
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$turnpike_bin" -c "$work/config.yaml" \
+    >"$work/turnpike.$1.log" 2>&1 &
+  pid=$!
+  requests "$1"
+  kill -TERM "$pid"
+  wait "$pid" || true
+  awk '/^(summary|totals):/ {print $2; exit}' "$out"
+}
+
+i1=$(instructions "$n")
+i3=$(instructions $((3 * n)))
+awk -v a="$i1" -v b="$i3" -v n="$n" 'BEGIN {
+  printf "callgrind: %d requests %d Ir, %d requests %d Ir: %.0f instructions per request\n",
+    n, a, 3 * n, b, (b - a) / (2 * n) }'

@@ -530,6 +530,6 @@ if ((slowloris > 0)); then
     stop_pid "$HOLD_PID"
     with=$(median "${vals[@]}")
     printf '%-10s %12s %12s %10s\n' "$p" "${med["$p p99"]}" "$with" \
-      "$(awk -v a="$with" -v b="${med["$p p99"]}" 'BEGIN {printf "%.2fx", b > 0 ? a / b : 0}')"
+      "$(awk -v a="$with" -v b="${med["$p p99"]}" 'BEGIN {printf "%.2fx", (b > 0 ? a / b : 0)}')"
   done
 fi

@@ -187,7 +187,22 @@ class PluginCompiler {
       if (conf.is_object()) {
         auto meta = conf.find("_meta");
         if (meta != conf.end()) {
-          bool disabled = meta->is_object() && meta->value("disable", false) == true;
+          bool disabled = false;
+          if (meta->is_object()) {
+            auto disable = meta->find("disable");
+            if (disable != meta->end()) {
+              // APISIX's injected `_meta` schema: a boolean (json::value() would throw).
+              if (!disable->is_boolean()) {
+                *error = {spec.loc, spec.path,
+                          "failed to check the configuration of plugin " + spec.name +
+                              " err: property \"_meta\" validation failed: property \"disable\" "
+                              "validation failed: wrong type: expected boolean, got " +
+                              disable->type_name()};
+                return false;
+              }
+              disabled = disable->get<bool>();
+            }
+          }
           conf.erase(meta);
           if (disabled) continue;  // `_meta.disable: true` turns this instance off
         }

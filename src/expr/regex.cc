@@ -49,6 +49,12 @@ StatusOr<Regex> Regex::Compile(std::string_view pattern, bool caseless) {
   r.pattern_ = std::string(pattern);
   // Without JIT support (or if JIT compilation fails) the interpreter is used.
   r.jit_ = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+  // pcre2_jit_match() skips pcre2_match()'s UTF-8 check, and on invalid UTF-8 the JIT code
+  // reads past the subject. A pattern may turn UTF mode on itself ("(*UTF)"); those take
+  // pcre2_match(), which checks the subject and then runs the same JIT code.
+  uint32_t all_options = 0;
+  pcre2_pattern_info(code, PCRE2_INFO_ALLOPTIONS, &all_options);
+  r.direct_jit_ = r.jit_ && (all_options & PCRE2_UTF) == 0;
   return r;
 }
 
@@ -56,8 +62,8 @@ bool Regex::Search(std::string_view subject) const {
   // PCRE2 10.42 rejects a null subject even when empty; an empty view may have one.
   const auto* text = reinterpret_cast<PCRE2_SPTR>(subject.data() != nullptr ? subject.data() : "");
   const int rc =
-      jit_ ? pcre2_jit_match(code_.get(), text, subject.size(), 0, 0, MatchData(), nullptr)
-           : pcre2_match(code_.get(), text, subject.size(), 0, 0, MatchData(), nullptr);
+      direct_jit_ ? pcre2_jit_match(code_.get(), text, subject.size(), 0, 0, MatchData(), nullptr)
+                  : pcre2_match(code_.get(), text, subject.size(), 0, 0, MatchData(), nullptr);
   return rc >= 0;
 }
 

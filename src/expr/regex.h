@@ -17,7 +17,8 @@ namespace turnpike::expr {
 
 class Regex {
  public:
-  // Control thread. Bytes, not UTF-8 (as ngx.re without the "u" flag). Error:
+  // Control thread. Bytes, not UTF-8 (as ngx.re without the "u" flag), unless the pattern
+  // starts with "(*UTF)": then a subject that is not valid UTF-8 never matches. Error:
   // "invalid regex '<pattern>': <PCRE2 message> at offset <n>".
   static StatusOr<Regex> Compile(std::string_view pattern, bool caseless);
 
@@ -37,6 +38,7 @@ class Regex {
 
   std::unique_ptr<pcre2_real_code_8, CodeDeleter> code_;
   bool jit_ = false;
+  bool direct_jit_ = false;  // pcre2_jit_match() is safe: JIT code and no UTF-8 check needed
   std::string pattern_;
 };
 

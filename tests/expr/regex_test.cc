@@ -33,6 +33,20 @@ TEST(RegexTest, SubjectWithNulAndEmptyView) {
   EXPECT_TRUE(empty.value().Search(std::string_view()));
 }
 
+// "(*UTF)" turns UTF mode on. pcre2_jit_match() does not check the subject, and its JIT code
+// read past the end of a truncated sequence ("\xc3" took the next byte in the buffer, 'a',
+// as its continuation and matched one character); such a subject must not match at all.
+TEST(RegexTest, UtfPatternNeverMatchesInvalidUtf8) {
+  StatusOr<Regex> r = Regex::Compile("(*UTF)^.$", false);
+  ASSERT_TRUE(r.ok());
+  const std::string buffer = "\xc3" "a";
+  EXPECT_FALSE(r.value().Search(std::string_view(buffer.data(), 1)));
+  EXPECT_FALSE(r.value().Search("\xff"));
+  EXPECT_TRUE(r.value().Search("\xc3\xa9"));  // one character, two bytes
+  StatusOr<Regex> bytes = Regex::Compile("^.$", false);
+  EXPECT_TRUE(bytes.value().Search(std::string_view(buffer.data(), 1)));  // bytes mode
+}
+
 TEST(RegexTest, CompileError) {
   StatusOr<Regex> r = Regex::Compile("a(b", false);
   ASSERT_FALSE(r.ok());

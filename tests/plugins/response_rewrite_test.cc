@@ -269,5 +269,37 @@ TEST(ResponseRewriteTest, ValueTemplateParsesLikeResolveVar) {
   EXPECT_EQ(out, "/a|2|d|/a/a|\\$uri");
 }
 
+// In UTF mode the subject must be valid UTF-8. pcre2_jit_match() skipped that check and its
+// JIT code read past the end of "\xc3" (ending the match at offset 2 of 1), so Apply threw
+// std::out_of_range on a worker (found by tests/fuzz/template_fuzz).
+TEST(ResponseRewriteTest, SubstitutionLeavesInvalidUtf8Alone) {
+  const std::string buffer = "\xc3" "a";
+  const std::string_view truncated(buffer.data(), 1);
+  for (const char* pattern : {".", "(*UTF)."}) {
+    StatusOr<Substitution> s =
+        Substitution::Compile(pattern, "[$0]", std::string_view(pattern) == "." ? "u" : "", true);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    for (std::string_view in : {truncated, std::string_view("ok \xff\xfe"),
+                                std::string_view("\xc3\xa9\xc3")}) {
+      std::string out;
+      size_t n = 0;
+      ASSERT_NO_THROW(n = s.value().Apply(in, &out)) << pattern;
+      EXPECT_EQ(n, 0u) << pattern;
+      EXPECT_EQ(out, in) << pattern;
+    }
+    std::string out;
+    EXPECT_EQ(s.value().Apply("\xc3\xa9t", &out), 2u) << pattern;
+    EXPECT_EQ(out, "[\xc3\xa9][t]") << pattern;
+  }
+  // 'U' (PCRE2_MATCH_INVALID_UTF): invalid sequences never match, the rest does.
+  StatusOr<Substitution> lax = Substitution::Compile(".", "[$0]", "U", true);
+  ASSERT_TRUE(lax.ok());
+  std::string out;
+  EXPECT_EQ(lax.value().Apply(truncated, &out), 0u);
+  EXPECT_EQ(out, truncated);
+  EXPECT_EQ(lax.value().Apply("a\xff" "b", &out), 2u);
+  EXPECT_EQ(out, "[a]\xff[b]");
+}
+
 }  // namespace
 }  // namespace turnpike::plugins::response_rewrite

@@ -47,21 +47,14 @@ void Substitution::CodeDeleter::operator()(pcre2_real_code_8* code) const { pcre
 StatusOr<Substitution> Substitution::Compile(std::string_view pattern, std::string_view replace,
                                              std::string_view options, bool global) {
   uint32_t flags = 0;
-  bool utf = false;
   for (char c : options) {
     switch (c) {
       case 'i': flags |= PCRE2_CASELESS; break;
       case 'm': flags |= PCRE2_MULTILINE; break;
       case 's': flags |= PCRE2_DOTALL; break;
       case 'x': flags |= PCRE2_EXTENDED; break;
-      case 'u':
-        flags |= PCRE2_UTF;
-        utf = true;
-        break;
-      case 'U':
-        flags |= PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
-        utf = true;
-        break;
+      case 'u': flags |= PCRE2_UTF; break;
+      case 'U': flags |= PCRE2_UTF | PCRE2_MATCH_INVALID_UTF; break;
       case 'a': flags |= PCRE2_ANCHORED; break;
       case 'D': flags |= PCRE2_DUPNAMES; break;
       case 'J': flags |= PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF; break;
@@ -87,7 +80,11 @@ StatusOr<Substitution> Substitution::Compile(std::string_view pattern, std::stri
   Substitution s;
   s.code_.reset(code, CodeDeleter());
   s.jit_ = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
-  s.utf_ = utf;
+  // The pattern may turn UTF mode on itself ("(*UTF)"), as the 'u' flag does.
+  uint32_t all_options = 0;
+  pcre2_pattern_info(code, PCRE2_INFO_ALLOPTIONS, &all_options);
+  s.utf_ = (all_options & PCRE2_UTF) != 0;
+  s.check_utf_ = s.utf_ && (all_options & PCRE2_MATCH_INVALID_UTF) == 0;
   s.global_ = global;
   uint32_t captures = 0;
   pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &captures);
@@ -142,10 +139,20 @@ size_t Substitution::Apply(std::string_view in, std::string* out) const {
   size_t pos = 0;     // where the next search starts
   size_t copied = 0;  // bytes of `in` already in `out`
   size_t matches = 0;
+  // pcre2_jit_match() skips pcre2_match()'s UTF-8 check, and on invalid UTF-8 the JIT code
+  // reads past the subject. So in UTF mode the first search goes through pcre2_match(), which
+  // checks the whole subject once (then runs the same JIT code); later ones skip the check.
+  bool validated = false;
   while (pos <= in.size()) {
-    int rc = jit_ ? pcre2_jit_match(code_.get(), subject, in.size(), pos, 0, md, nullptr)
-                  : pcre2_match(code_.get(), subject, in.size(), pos, 0, md, nullptr);
-    if (rc < 0) break;  // no (more) matches, or a PCRE2 limit
+    int rc;
+    if (jit_ && (!check_utf_ || validated)) {
+      rc = pcre2_jit_match(code_.get(), subject, in.size(), pos, 0, md, nullptr);
+    } else {
+      rc = pcre2_match(code_.get(), subject, in.size(), pos, validated ? PCRE2_NO_UTF_CHECK : 0,
+                       md, nullptr);
+      validated = check_utf_;
+    }
+    if (rc < 0) break;  // no (more) matches, invalid UTF-8, or a PCRE2 limit
     // Pairs past rc are stale (from earlier matches of any pattern on this thread).
     const uint32_t set_pairs = static_cast<uint32_t>(rc);
     size_t from = ov[0];

@@ -7,6 +7,9 @@
 // always compiled once and JIT-compiled when PCRE2 can, and matching always uses the
 // standard algorithm. Any other letter is an error: `unknown flag "h" (flags "h")`.
 //
+// In UTF mode without 'U' (the 'u' flag, or "(*UTF)" in the pattern) a subject that is not
+// valid UTF-8 is left as it is: PCRE2 rejects it, as PCRE does under ngx.re.
+//
 // Replacement template (ngx.re.sub's): $0..$N and ${N} insert a capture ("" when that group
 // did not take part or does not exist), $$ is a literal '$'; any other '$' is an error at
 // load (nginx rejects it at the first substitution).
@@ -55,7 +58,8 @@ class Substitution {
 
   std::shared_ptr<pcre2_real_code_8> code_;
   bool jit_ = false;
-  bool utf_ = false;
+  bool utf_ = false;        // UTF mode (the 'u' or 'U' flag, or "(*UTF)" in the pattern)
+  bool check_utf_ = false;  // UTF mode without PCRE2_MATCH_INVALID_UTF: subjects are checked
   bool global_ = false;
   uint32_t pairs_ = 1;  // ovector pairs needed: capture groups + 1
   std::vector<Part> parts_;

@@ -74,8 +74,9 @@ void CheckForm(std::string_view body) {
 // KNOWN ISSUE, left to the owner of src/http/parser.*: llhttp 8.1.0 (Debian) takes a CR
 // followed by any byte as the end of a head ("...\r\n\rX"), while FindHeadEnd ends the head
 // at the next blank line; the bytes between are parsed as body during ParseHead and dropped,
-// so a Content-Length body comes out short. Such heads skip the body-length check (they stay
-// in the corpus: corpus/<target>/known-bare-cr-*). Remove once the parser rejects them.
+// so a Content-Length body comes out short and the rest of the stream is read out of step.
+// The run ends at such a head (the inputs stay in the corpus: corpus/<target>/known-bare-cr-*).
+// Remove once the parser rejects them.
 bool HasBareCr(std::string_view head) {
   for (size_t i = 0; i + 1 < head.size(); ++i) {
     if (head[i] == '\r' && head[i + 1] != '\n') return true;
@@ -127,6 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return 0;  // answered, connection closed
     }
     CheckHead(head, head_buf);
+    if (HasBareCr(head_buf)) return 0;  // KNOWN ISSUE, see HasBareCr()
     CheckPath(head.path);
     begin += head_len;
 
@@ -149,7 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!r.complete) FUZZ_CHECK(r.consumed == n);
       begin += r.consumed;
     }
-    if (head.framing == http::Framing::kContentLength && !HasBareCr(head_buf)) {
+    if (head.framing == http::Framing::kContentLength) {
       FUZZ_CHECK(begin - body_begin == head.content_length);
       if (!skip_bodies) FUZZ_CHECK(body == all.substr(body_begin, begin - body_begin));
     } else if (head.framing == http::Framing::kChunked) {

@@ -51,8 +51,9 @@ void CheckHead(const http::ResponseHead& head, std::string_view buf, bool head_r
 // KNOWN ISSUE, left to the owner of src/http/parser.*: llhttp 8.1.0 (Debian) takes a CR
 // followed by any byte as the end of a head ("...\r\n\rX"), while FindHeadEnd ends the head
 // at the next blank line; the bytes between are parsed as body during ParseHead and dropped,
-// so a Content-Length body comes out short. Such heads skip the body-length check (they stay
-// in the corpus: corpus/<target>/known-bare-cr-*). Remove once the parser rejects them.
+// so a Content-Length body comes out short and the rest of the stream is read out of step.
+// The run ends at such a head (the inputs stay in the corpus: corpus/<target>/known-bare-cr-*).
+// Remove once the parser rejects them.
 bool HasBareCr(std::string_view head) {
   for (size_t i = 0; i + 1 < head.size(); ++i) {
     if (head[i] == '\r' && head[i + 1] != '\n') return true;
@@ -97,6 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       head_buf = all.substr(begin, head_len);
       if (!parser.ParseHead(head_buf.data(), head_len, &head)) return 0;  // 502
       CheckHead(head, head_buf, head_request);
+      if (HasBareCr(head_buf)) return 0;  // KNOWN ISSUE, see HasBareCr()
       begin += head_len;
       if (head.status >= 200) break;
       FUZZ_CHECK(parser.message_complete());
@@ -131,7 +133,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       begin += r.consumed;
     }
     FUZZ_CHECK(head.framing != http::Framing::kUntilClose);  // ends only at EOF
-    if (head.framing == http::Framing::kContentLength && !HasBareCr(head_buf)) {
+    if (head.framing == http::Framing::kContentLength) {
       FUZZ_CHECK(begin - body_begin == head.content_length);
       FUZZ_CHECK(body == all.substr(body_begin, begin - body_begin));
     } else if (head.framing == http::Framing::kChunked) {

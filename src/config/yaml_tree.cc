@@ -1,15 +1,12 @@
 #include "config/yaml_tree.h"
 
-#include "base/courtesy.h"
-
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
-
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +15,8 @@
 #include <streambuf>
 #include <thread>
 #include <utility>
+
+#include "base/courtesy.h"
 
 namespace turnpike::config {
 
@@ -92,7 +91,7 @@ class YamlTreeBuilder : public YAML::EventHandler {
  public:
   YamlTreeBuilder(YamlDocument* doc, int line_offset) : doc_(doc), line_offset_(line_offset) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentStart(const YAML::Mark& mark) override { start_ = mark; }
   void OnDocumentEnd() override {}
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
@@ -126,6 +125,8 @@ class YamlTreeBuilder : public YAML::EventHandler {
   void OnMapEnd() override { Close(); }
 
   NodeData* root() const { return root_; }
+  // Where the document's first token is; null before OnDocumentStart.
+  const YAML::Mark& start() const { return start_; }
 
  private:
   NodeData* New(Type type, const YAML::Mark& mark, YAML::anchor_t anchor) {
@@ -169,6 +170,7 @@ class YamlTreeBuilder : public YAML::EventHandler {
   YamlDocument* doc_;
   int line_offset_;
   NodeData* root_ = nullptr;
+  YAML::Mark start_ = YAML::Mark::null_mark();
   std::vector<NodeData*> anchors_;  // by yaml-cpp anchor id (per document, from 1)
   std::vector<std::pair<NodeData*, size_t>> open_;
   std::vector<NodeData*> scratch_;
@@ -189,10 +191,23 @@ std::optional<std::vector<YamlDocument>> YamlDocument::ParseAllAt(std::string_vi
     ViewBuf buf(text);
     std::istream in(&buf);
     YAML::Parser parser(in);
+    int previous_start = -1;
     while (true) {
       YamlDocument doc;
       YamlTreeBuilder builder(&doc, line_offset);
       if (!parser.HandleNextDocument(builder)) break;
+      // yaml-cpp 0.7 can stop consuming tokens and then return the same empty document
+      // forever (e.g. for ",rang\x92\xa0\x96\xe98["); every real document starts past the
+      // previous one's first token.
+      if (!builder.start().is_null() && builder.start().pos == previous_start) {
+        if (error != nullptr) *error = "the YAML parser stopped making progress";
+        if (error_mark != nullptr) {
+          *error_mark = ToMark(builder.start());
+          if (error_mark->line >= 0) error_mark->line += line_offset;
+        }
+        return std::nullopt;
+      }
+      previous_start = builder.start().pos;
       doc.FixKids();
       doc.root_ = builder.root();
       docs.push_back(std::move(doc));
@@ -283,8 +298,7 @@ bool HasCrossReferences(std::string_view text) {
       if (prev == '\n' && (c == '%' || text.substr(i, 3) == "...")) return true;
       continue;
     }
-    if (prev == ' ' || prev == '\n' || prev == '\t' || prev == '[' || prev == '{' ||
-        prev == ',') {
+    if (prev == ' ' || prev == '\n' || prev == '\t' || prev == '[' || prev == '{' || prev == ',') {
       return true;
     }
   }

@@ -1,8 +1,12 @@
 // Hostile input (apisix.yaml, plugin configurations, apisix.json) must produce errors, never
 // crashes, hangs or exceptions.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <cstdlib>
 
 #include "config/loader.h"
+#include "config/yaml_tree.h"
 
 namespace turnpike::config {
 namespace {
@@ -56,6 +60,33 @@ TEST(PluginsRobustnessTest, MalformedConfigurationsAreReportedNotThrown) {
     EXPECT_TRUE(r.value->global_rules.empty()) << text.substr(0, 80);
     EXPECT_FALSE(r.errors.empty()) << text.substr(0, 80);
   }
+}
+
+// yaml-cpp 0.7 stops consuming tokens on this text and returns the same empty document on
+// every HandleNextDocument() call; the loader collected them until memory ran out (found by
+// tests/fuzz/yaml_config_fuzz). It must report an error instead. The parse runs in a child
+// with its address space capped (not under ASan, whose shadow memory needs the room), so the
+// old behaviour fails the test instead of the machine.
+TEST(RoutesConfigRobustnessTest, YamlParserThatStopsMakingProgressIsAnError) {
+  const std::string text =
+      ",rang\x92\xa0\x96\xe9"
+      "8[";
+  auto parse = [&text] {
+#if !defined(__SANITIZE_ADDRESS__)
+    rlimit limit{1u << 30, 1u << 30};
+    setrlimit(RLIMIT_AS, &limit);
+#endif
+    std::string error;
+    YamlMark mark;
+    bool tree_failed = !YamlDocument::ParseAll(text, &error, &mark).has_value() &&
+                       error == "the YAML parser stopped making progress" && mark.line == 0;
+    LoadResult<RoutesConfig> r = ParseRoutesConfig(text + "\n#END\n", "x.yaml");
+    bool reported = !r.value && r.errors.size() == 1 &&
+                    r.errors[0].ToString() ==
+                        "x.yaml:1:1: invalid YAML: the YAML parser stopped making progress";
+    std::exit(tree_failed && reported ? 0 : 1);
+  };
+  EXPECT_EXIT(parse(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(JsonProviderRobustnessTest, MalformedInputsAreReportedNotThrown) {

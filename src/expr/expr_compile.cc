@@ -14,6 +14,12 @@ namespace {
 
 using nlohmann::json;
 
+// `v` as JSON text, for messages. Strings from YAML may hold invalid UTF-8, on which dump()
+// throws; those bytes print as U+FFFD.
+std::string JsonText(const json& v) {
+  return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 struct LogicOp {
   bool is_or;
   bool negate;
@@ -174,7 +180,7 @@ struct Expr::Compiler {
       pattern = LuaNumberToString(value->get<double>());  // Lua would coerce it too
     } else {
       return Error("invalid regex: expected a string, got " +
-                   (value == nullptr ? std::string("nothing") : value->dump()));
+                   (value == nullptr ? std::string("nothing") : JsonText(*value)));
     }
     StatusOr<Regex> regex = Regex::Compile(pattern, caseless);
     if (!regex.ok()) return regex.status();
@@ -194,11 +200,11 @@ struct Expr::Compiler {
       entries.push_back(value->get<std::string>());
     } else if (value->is_array()) {
       for (const json& v : *value) {
-        if (!v.is_string()) return Error("invalid IP or CIDR '" + v.dump() + "'");
+        if (!v.is_string()) return Error("invalid IP or CIDR '" + JsonText(v) + "'");
         entries.push_back(v.get<std::string>());
       }
     } else {
-      return Error("invalid IP or CIDR '" + value->dump() + "'");
+      return Error("invalid IP or CIDR '" + JsonText(*value) + "'");
     }
     StatusOr<IpMatcher> ip = IpMatcher::Build(entries);
     if (!ip.ok()) return ip.status();
@@ -212,7 +218,7 @@ StatusOr<ExprConstPtr> Expr::Compile(const nlohmann::json& rule) {
   auto fail = [](const std::string& message) {
     return Status::Error(std::string(kPrefix) + message);
   };
-  if (!rule.is_array()) return fail("rule should be an array, got " + rule.dump());
+  if (!rule.is_array()) return fail("rule should be an array, got " + JsonText(rule));
   std::unique_ptr<Expr> expr(new Expr());
   if (rule.empty()) return ExprConstPtr(std::move(expr));
   // _M.new(): a bare expression at the top ("[var, op, value]" without the outer list) is

@@ -113,5 +113,21 @@ TEST(ExprErrorsTest, FirstErrorWins) {
   EXPECT_EQ(ErrorOf(R"([["arg_a", "=~", "x"], ["nope", "==", "y"]])"), "invalid operator '=~'");
 }
 
+// Rules from YAML may hold strings that are not UTF-8 (JSON text never does). Messages that
+// quote such a value used json::dump(), which throws on them; the bytes now print as U+FFFD
+// (found by tests/fuzz/yaml_config_fuzz, through ip-restriction's message).
+TEST(ExprErrorsTest, InvalidUtf8InQuotedValuesDoesNotThrow) {
+  const std::string bad = "a\xff";
+  const std::string shown = "\"a\xEF\xBF\xBD\"";
+  std::string m;
+  ASSERT_NO_THROW(m = ErrorOfJson(json(bad)));
+  EXPECT_EQ(m, "rule should be an array, got " + shown);
+  ASSERT_NO_THROW(m = ErrorOfJson(json::array({json::array({"arg_a", "~~", json::array({bad})})})));
+  EXPECT_EQ(m, "invalid regex: expected a string, got [" + shown + "]");
+  ASSERT_NO_THROW(m = ErrorOfJson(json::array({json::array(
+                      {"remote_addr", "ipmatch", json::array({json::array({bad})})})})));
+  EXPECT_EQ(m, "invalid IP or CIDR '[" + shown + "]'");
+}
+
 }  // namespace
 }  // namespace turnpike::expr

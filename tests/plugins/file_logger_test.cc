@@ -222,5 +222,21 @@ TEST(LogWriterTest, ReopensARotatedFile) {
   EXPECT_EQ(turnpike::testing::ReadFile(dir.File("log")), "two\n");
 }
 
+// log_format keys and literals from YAML may not be UTF-8; compiling them used json::dump(),
+// which throws on such bytes (found with tests/fuzz/yaml_config_fuzz). They are written as
+// U+FFFD.
+TEST(FileLoggerConfigTest, FormatKeysAndLiteralsThatAreNotUtf8) {
+  const json conf = {{"path", "x"},
+                     {"log_format", {{"k\xff", "$host"}, {"lit", json::array({"v\xfe"})}}}};
+  std::string error;
+  ASSERT_NO_THROW(error = Error(conf));
+  EXPECT_EQ(error, "ok");
+  LogContext ctx;
+  ctx.vars = {{"host", "h"}};
+  json e = Format(ctx, conf);
+  EXPECT_EQ(e["k\xEF\xBF\xBD"], "h");
+  EXPECT_EQ(e["lit"], json::array({"v\xEF\xBF\xBD"}));
+}
+
 }  // namespace
 }  // namespace turnpike::plugins::file_logger

@@ -107,5 +107,18 @@ TEST(IpRestrictionTest, ReplyBodyEscapesLikeCjson) {
   EXPECT_EQ(ReplyBody("a \"b\" c/d"), "{\"message\":\"a \\\"b\\\" c\\/d\"}\n");
 }
 
+// A message from YAML may not be UTF-8; building the reply used json::dump(), which threw out
+// of Create() (found by tests/fuzz/yaml_config_fuzz). The bytes now read as U+FFFD.
+TEST(IpRestrictionTest, MessageThatIsNotUtf8) {
+  nlohmann::json conf = {{"blacklist", {"10.0.0.1"}}, {"message", "no \xff entry"}};
+  StatusOr<PluginConstSharedPtr> p = StatusOr<PluginConstSharedPtr>(Status::Error("not run"));
+  ASSERT_NO_THROW(p = IpRestrictionFactory().Create(conf));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  FakePluginContext ctx;
+  ctx.vars = {{"remote_addr", "10.0.0.1"}};
+  p.value()->Access(ctx);
+  EXPECT_EQ(ctx.respond_body, "{\"message\":\"no \xEF\xBF\xBD entry\"}\n");
+}
+
 }  // namespace
 }  // namespace turnpike::plugins::ip_restriction

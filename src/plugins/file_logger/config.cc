@@ -7,12 +7,18 @@ namespace {
 
 constexpr int kMaxFormatDepth = 5;  // log-util's MAX_LOG_FORMAT_DEPTH
 
+// `v` as JSON text. Strings from YAML may hold invalid UTF-8, on which dump() throws; those
+// bytes are written as U+FFFD.
+std::string JsonText(const nlohmann::json& v) {
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::vector<FormatField> CompileFormat(const nlohmann::json& format, int depth) {
   std::vector<FormatField> fields;
   for (auto it = format.begin(); it != format.end(); ++it) {
     FormatField f;
     f.key = it.key();
-    f.key_json = nlohmann::json(it.key()).dump();
+    f.key_json = JsonText(nlohmann::json(it.key()));
     const nlohmann::json& v = *it;
     if (v.is_object()) {
       f.kind = FormatField::Kind::kObject;
@@ -31,7 +37,7 @@ std::vector<FormatField> CompileFormat(const nlohmann::json& format, int depth) 
       }
     } else {
       f.kind = FormatField::Kind::kLiteral;
-      f.literal = v.dump();
+      f.literal = JsonText(v);
     }
     fields.push_back(std::move(f));
   }

@@ -33,7 +33,9 @@ Status ReadList(std::string_view field, const nlohmann::json& v, std::vector<std
 }  // namespace
 
 std::string ReplyBody(std::string_view message) {
-  std::string quoted = nlohmann::json(std::string(message)).dump();
+  // A message from YAML may hold invalid UTF-8, on which dump() throws; it gets U+FFFD.
+  std::string quoted = nlohmann::json(std::string(message))
+                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string body = "{\"message\":";
   for (char c : quoted) {
     if (c == '/') body.push_back('\\');

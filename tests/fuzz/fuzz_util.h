@@ -26,6 +26,17 @@ inline bool Within(std::string_view view, std::string_view buffer) {
   return view.data() >= buffer.data() && view.data() + view.size() <= buffer.data() + buffer.size();
 }
 
+// Strict framing (issue 7): a head the parsers accept has CRLF line ends only, so llhttp,
+// FindHeadEnd and any parser after Turnpike agree on where every line and the head end. The
+// corpora keep the inputs that once broke this (corpus/<target>/known-bare-cr-*).
+inline bool OnlyCrlfLineEnds(std::string_view head) {
+  for (size_t i = 0; i < head.size(); ++i) {
+    if (head[i] == '\r' && (i + 1 == head.size() || head[i + 1] != '\n')) return false;
+    if (head[i] == '\n' && (i == 0 || head[i - 1] != '\r')) return false;
+  }
+  return true;
+}
+
 inline std::string_view AsText(const uint8_t* data, size_t size) {
   return std::string_view(reinterpret_cast<const char*>(data), size);
 }

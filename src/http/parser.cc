@@ -219,6 +219,19 @@ bool EndsWithBlankCrlfLine(std::string_view head) {
          (head.size() == 2 || head.substr(head.size() - 4) == "\r\n\r\n");
 }
 
+// llhttp's strict mode still takes a bare LF after the status line (and skips empty lines
+// before it), so a response head is checked line by line.
+bool EveryLfAfterCr(std::string_view head) {
+  const char* p = head.data();
+  const char* end = p + head.size();
+  while (const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p))) {
+    const char* at = static_cast<const char*>(nl);
+    if (at == head.data() || at[-1] != '\r') return false;
+    p = at + 1;
+  }
+  return true;
+}
+
 int CountFields(const std::vector<Header>& headers, std::string_view lower_name) {
   int n = 0;
   for (const Header& h : headers) n += base::EqualsIgnoreCase(h.name, lower_name) ? 1 : 0;
@@ -375,12 +388,7 @@ bool ResponseParser::ParseHead(const char* data, size_t len, ResponseHead* head)
   if (llhttp_get_errno(&parser_) == HPE_PAUSED) llhttp_resume(&parser_);
   head->Clear();
   head_ = head;
-  std::string_view text(data, len);
-  size_t status_line_end = text.find('\n');
-  if (status_line_end == 0 || status_line_end == std::string_view::npos ||
-      text[status_line_end - 1] != '\r' || !EndsWithBlankCrlfLine(text)) {
-    return false;
-  }
+  if (!EveryLfAfterCr(std::string_view(data, len))) return false;
   if (ExecuteHead({}, data, len, &head->headers) != HPE_OK) return false;
   if (parser_.http_major != 1) return false;
   if (CheckFields(head->headers, head->version_minor) != FieldCheck::kOk) return false;

@@ -240,6 +240,10 @@ TEST(StrictParsingTest, MalformedResponseHeadsAreRefused) {
   EXPECT_FALSE(ParseResponse("HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\nContent-Length: 0\r\n\r\n"));
   EXPECT_FALSE(ParseResponse("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\rX\r\n\r\n"));
   EXPECT_FALSE(ParseResponse("HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n"));
+  // Found by response_parser_fuzz: an empty line first hid the bare LF after the status line.
+  EXPECT_FALSE(ParseResponse("\r\nHTTP/1.1 200 O\nCend-Length: 0\r\n\r\n"));
+  EXPECT_FALSE(ParseResponse("HTTP/1.1 200 O\rK\r\nContent-Length: 0\r\n\r\n"));
+  EXPECT_FALSE(ParseResponse("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\n"));
   EXPECT_FALSE(ParseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n"));
   EXPECT_FALSE(
       ParseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"

@@ -15,8 +15,8 @@ namespace turnpike::config {
 template <typename T>
 struct LoadResult {
   // nullopt when the file as a whole is unusable (unreadable, not YAML / JSON, missing
-  // `#END` in YAML);
-  // the caller then keeps its previous configuration.
+  // `#END` in YAML, a top-level collection of apisix.yaml that is not a list); the caller
+  // then keeps its previous configuration.
   std::optional<T> value;
   std::vector<ConfigError> errors;    // each bad item is skipped and reported here
   std::vector<ConfigError> warnings;  // unknown keys, ignored features
@@ -37,7 +37,10 @@ LoadResult<GatewayConfig> ParseGatewayConfig(std::string_view text, const std::s
 LoadResult<GatewayConfig> LoadGatewayConfig(const std::string& path, int hardware_threads);
 
 // Parses apisix.yaml text (standalone file provider). Requires the `#END` marker in the last
-// 10 bytes (APISIX semantics). Invalid items are skipped with an error; the rest apply.
+// 10 bytes (APISIX semantics). Every top-level collection (`routes`, `upstreams`, ...,
+// `plugins`, and those not loaded yet such as `consumers`) must be a list: null and `{}`
+// count as empty, any other value rejects the whole file. Invalid items are skipped with an
+// error; the rest apply.
 // `${{VAR}}` references are substituted in the raw text before parsing, so YAML quoting
 // decides the type of the substituted value.
 LoadResult<RoutesConfig> ParseRoutesConfig(std::string_view text, const std::string& file);

@@ -1,8 +1,10 @@
 // apisix.yaml / apisix.json (standalone file providers): #END check (YAML), top-level
-// collections, per-item validation with skip-on-error, id normalization and duplicate
-// detection.
+// collections (each must be a list, or the file is rejected), per-item validation with
+// skip-on-error, id normalization and duplicate detection.
 #include <exception>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -35,7 +37,7 @@ bool HasEndFlag(std::string_view text) {
 }
 
 // Top-level APISIX collections this version does not load.
-bool IsUnsupportedCollection(const std::string& key) {
+bool IsUnsupportedCollection(std::string_view key) {
   static constexpr std::string_view kKeys[] = {"consumers",     "consumer_groups", "plugin_metadata",
                                                "ssls",          "stream_routes",   "protos",
                                                "secrets"};
@@ -45,11 +47,39 @@ bool IsUnsupportedCollection(const std::string& key) {
   return false;
 }
 
+// APISIX's top-level collections, loaded or not (apisix-behaviour.md §1.2): each is a list.
+bool IsCollection(std::string_view key) {
+  static constexpr std::string_view kLoaded[] = {"routes",         "services",     "upstreams",
+                                                 "plugin_configs", "global_rules", "plugins"};
+  for (std::string_view k : kLoaded) {
+    if (key == k) return true;
+  }
+  return IsUnsupportedCollection(key);
+}
+
+// Checks the shape of a top-level collection before any item is read. A list is read item by
+// item. Null (`routes:` with every item commented out) and an empty map (`routes: {}`, which
+// APISIX cannot tell from `[]`: both are an empty Lua table) are empty collections: `f.value`
+// becomes null. Anything else (`routes: {uri: /x}`, `routes: 5`) is an error that rejects
+// the whole file, as a missing `#END` does: applying it as "no routes" would take every route
+// down on one typo. Returns false after recording that error.
+bool CheckCollectionShape(Field& f, Diagnostics& d) {
+  if (f.value.IsSequence() || f.value.IsNull()) return true;
+  if (f.value.IsMap() && f.value.size() == 0) {
+    f.value = YamlNode();
+    return true;
+  }
+  d.Error(f.at(), f.path,
+          std::string("wrong type: expected list, got ") + KindName(KindOf(f.value)) +
+              "; the file is rejected");
+  return false;
+}
+
 // Validates every item of one collection; valid items with a fresh id go to `out`.
+// REQUIRES: CheckCollectionShape(f) passed.
 template <typename Spec, typename ParseFn>
 void CollectItems(const Field& f, Diagnostics& d, ParseFn parse, std::vector<Spec>* out) {
-  if (f.value.IsNull()) return;  // `routes:` with everything commented out
-  if (!ExpectList(f, d)) return;
+  if (f.value.IsNull()) return;  // `routes:` with everything commented out, or `{}`
   std::unordered_map<std::string, int> first_line;  // id -> line of the first item
   first_line.reserve(f.value.size());
   out->reserve(out->size() + f.value.size());  // specs are large; growing would copy them
@@ -74,11 +104,18 @@ void CollectItems(const Field& f, Diagnostics& d, ParseFn parse, std::vector<Spe
   }
 }
 
-RoutesConfig ParseCollections(const YamlNode& root, Diagnostics& d) {
+// nullopt when a collection is not a list (every such collection is reported).
+std::optional<RoutesConfig> ParseCollections(const YamlNode& root, Diagnostics& d) {
   RoutesConfig config;
   config.file = d.file();
   if (root.IsNull()) return config;
-  for (const Field& f : MapEntries(root, "", d)) {
+  std::vector<Field> fields = MapEntries(root, "", d);
+  bool shapes_ok = true;
+  for (Field& f : fields) {
+    if (IsCollection(f.key) && !CheckCollectionShape(f, d)) shapes_ok = false;
+  }
+  if (!shapes_ok) return std::nullopt;
+  for (const Field& f : fields) {
     if (f.key == "routes") {
       CollectItems(f, d, ParseRoute, &config.routes);
     } else if (f.key == "upstreams") {

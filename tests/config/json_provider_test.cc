@@ -85,6 +85,33 @@ TEST(JsonProviderTest, NoEndFlagNeeded) {
   EXPECT_TRUE(empty_object.value->routes.empty());
 }
 
+// As in apisix.yaml, a collection that is not a list rejects the whole file; null and `{}`
+// are empty.
+TEST(JsonProviderTest, CollectionThatIsNotAListRejectsTheFile) {
+  auto map = Parse("{\n  \"upstreams\": [],\n  \"routes\": {\"uri\": \"/x\"}\n}");
+  EXPECT_FALSE(map.value.has_value());
+  EXPECT_EQ(Strings(map.errors),
+            (Lines{"apisix.json:3:13: routes: wrong type: expected list, got map; the file is "
+                   "rejected"}));
+  for (const char* value : {"5", "\"abc\"", "true", "{\"a\": []}"}) {
+    for (const char* key : {"routes", "services", "global_rules", "plugins", "plugin_metadata"}) {
+      SCOPED_TRACE(std::string(key) + ": " + value);
+      auto r = Parse(std::string("{\"") + key + "\": " + value + "}");
+      EXPECT_FALSE(r.value.has_value());
+      ASSERT_EQ(r.errors.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
+      EXPECT_EQ(r.errors[0].path, key);
+    }
+  }
+  for (const char* value : {"null", "{}", "[]"}) {
+    SCOPED_TRACE(value);
+    auto r = Parse(std::string("{\"routes\": ") + value + ", \"upstreams\": [{\"nodes\": {}}]}");
+    ASSERT_TRUE(r.value.has_value()) << ::testing::PrintToString(Strings(r.errors));
+    EXPECT_TRUE(r.errors.empty()) << ::testing::PrintToString(Strings(r.errors));
+    EXPECT_TRUE(r.value->routes.empty());
+    EXPECT_EQ(r.value->upstreams.size(), 1u);
+  }
+}
+
 TEST(JsonProviderTest, ItemErrorsHaveJsonPositions) {
   auto r = Parse(R"({
   "routes": [

@@ -268,8 +268,12 @@ routes:
             }));
   EXPECT_EQ(Strings(r.warnings),
             (Lines{"apisix.yaml:7:5: plugins[3].extra: unknown key, ignored"}));
-  EXPECT_EQ(Strings(Parse("plugins: {name: cors}\n#END\n").errors),
-            (Lines{"apisix.yaml:1:10: plugins: wrong type: expected list, got map"}));
+  // Not a list at all: the whole file is rejected (as for any top-level collection).
+  auto not_a_list = Parse("plugins: {name: cors}\n#END\n");
+  EXPECT_FALSE(not_a_list.value.has_value());
+  EXPECT_EQ(Strings(not_a_list.errors),
+            (Lines{"apisix.yaml:1:10: plugins: wrong type: expected list, got map; the file is "
+                   "rejected"}));
 }
 
 }  // namespace

@@ -152,13 +152,75 @@ routes:
             }));
 }
 
-TEST(RoutesConfigTest, CollectionOfWrongTypeIsAnErrorButTheRestLoads) {
-  auto r = Parse("routes: {id: 1}\nupstreams:\n  - nodes: {}\n#END\n");
-  ASSERT_TRUE(r.value.has_value());
+// A collection that is not a list is a whole-file error, like a missing `#END`: applying the
+// file as "no routes" would take every route down on a typo.
+TEST(RoutesConfigTest, CollectionThatIsNotAListRejectsTheFile) {
+  auto r = Parse("routes: {uri: /x}\nupstreams:\n  - nodes: {}\n#END\n");
+  EXPECT_FALSE(r.value.has_value());
   EXPECT_EQ(Strings(r.errors),
-            (Lines{"apisix.yaml:1:9: routes: wrong type: expected list, got map"}));
-  EXPECT_TRUE(r.value->routes.empty());
-  EXPECT_EQ(r.value->upstreams.size(), 1u);
+            (Lines{"apisix.yaml:1:9: routes: wrong type: expected list, got map; the file is "
+                   "rejected"}));
+  EXPECT_EQ(Strings(Parse("routes: 5\n#END\n").errors),
+            (Lines{"apisix.yaml:1:9: routes: wrong type: expected list, got integer; the file "
+                   "is rejected"}));
+  EXPECT_EQ(Strings(Parse("routes: \"abc\"\n#END\n").errors),
+            (Lines{"apisix.yaml:1:9: routes: wrong type: expected list, got string; the file "
+                   "is rejected"}));
+}
+
+TEST(RoutesConfigTest, EveryCollectionMustBeAList) {
+  for (const char* key :
+       {"routes", "upstreams", "services", "plugin_configs", "global_rules", "plugins", "consumers",
+        "consumer_groups", "plugin_metadata", "ssls", "stream_routes", "protos", "secrets"}) {
+    for (const char* value : {"{id: 1}", "5", "abc", "true", "\"\""}) {
+      SCOPED_TRACE(std::string(key) + ": " + value);
+      std::string valid = std::string(key) == "routes" ? "upstreams:\n  - nodes: {}\n"
+                                                       : "routes:\n  - {uri: /a, upstream_id: 1}\n";
+      auto r = Parse(valid + key + ": " + value + "\n#END\n");
+      EXPECT_FALSE(r.value.has_value());
+      ASSERT_EQ(r.errors.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
+      EXPECT_EQ(r.errors[0].loc.line, 3);
+      EXPECT_EQ(r.errors[0].path, key);
+      EXPECT_NE(r.errors[0].message.find("expected list"), std::string::npos);
+    }
+  }
+}
+
+TEST(RoutesConfigTest, EveryMisshapenCollectionIsReported) {
+  auto r = Parse("routes: 1\nservices: []\nupstreams: {a: 1}\n#END\n");
+  EXPECT_FALSE(r.value.has_value());
+  EXPECT_EQ(Strings(r.errors),
+            (Lines{
+                "apisix.yaml:1:9: routes: wrong type: expected list, got integer; the file is "
+                "rejected",
+                "apisix.yaml:3:12: upstreams: wrong type: expected list, got map; the file is "
+                "rejected",
+            }));
+}
+
+// `routes:` with every item commented out is null: no routes, as when the key is absent.
+// `{}` is empty too: APISIX cannot tell it from `[]` (both are an empty Lua table).
+TEST(RoutesConfigTest, NullOrEmptyCollectionIsEmpty) {
+  for (const char* value : {"", " ~", " null", " []", " {}"}) {
+    SCOPED_TRACE(std::string("routes:") + value);
+    auto r = Parse(std::string("routes:") + value +
+                   "\n#  - {uri: /a, upstream_id: 1}\nupstreams:\n  - nodes: {}\n#END\n");
+    ASSERT_TRUE(r.value.has_value()) << ::testing::PrintToString(Strings(r.errors));
+    EXPECT_TRUE(r.errors.empty()) << ::testing::PrintToString(Strings(r.errors));
+    EXPECT_TRUE(r.value->routes.empty());
+    EXPECT_EQ(r.value->upstreams.size(), 1u);
+  }
+  auto plugins = Parse("plugins: {}\n#END\n");
+  ASSERT_TRUE(plugins.value.has_value());
+  ASSERT_TRUE(plugins.value->enabled_plugins.has_value());
+  EXPECT_TRUE(plugins.value->enabled_plugins->empty());
+}
+
+TEST(RoutesConfigTest, UnknownKeyOfAnyShapeIsOnlyAWarning) {
+  auto r = Parse("routs: {uri: /x}\nroutes: []\n#END\n");
+  ASSERT_TRUE(r.value.has_value());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(Strings(r.warnings), (Lines{"apisix.yaml:1:1: routs: unknown key, ignored"}));
 }
 
 TEST(RoutesConfigTest, EnvSubstitution) {

@@ -175,6 +175,18 @@ TEST_F(CliTest, CheckRejectsRoutesFileWithoutEndMarker) {
   EXPECT_FALSE(r.err.empty());
 }
 
+TEST_F(CliTest, CheckRejectsCollectionThatIsNotAList) {
+  ASSERT_NO_FATAL_FAILURE(
+      WriteFiles(GatewayConfigYaml(FreePort()), "upstreams: []\nroutes: {uri: /x}\n#END\n"));
+  RunResult r = Check(false);
+  ASSERT_TRUE(r.status.has_value()) << r.error;
+  EXPECT_TRUE(r.status->exited && r.status->code == 1) << r.status->ToString() << "\n" << r.err;
+  EXPECT_NE(r.err.find("apisix.yaml:2:9: routes: wrong type: expected list, got map; the file is "
+                       "rejected"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(CliTest, DaemonRefusesToStartWithInvalidConfig) {
   std::string config = GatewayConfigYaml(FreePort());
   config.replace(config.find("role: data_plane"), 16, "role: [not, a, role]");

@@ -1,5 +1,6 @@
-// Changing apisix.yaml while running: SIGHUP reload, a file without `#END` being ignored, and
-// reloads under continuous keep-alive load losing no request (apisix-behaviour.md §1.2-1.3).
+// Changing apisix.yaml while running: SIGHUP reload, a file without `#END` (or with a
+// collection that is not a list) being ignored, and reloads under continuous keep-alive load
+// losing no request (apisix-behaviour.md §1.2-1.3).
 
 #include <atomic>
 #include <chrono>
@@ -107,6 +108,49 @@ routes:
   PollUntil([&] { return gw_.Stderr().size() > log_size; }, seconds(3), milliseconds(20));
   EXPECT_EQ(BackendFor("/hello"), "A");
   EXPECT_TRUE(gw_.process()->Running());
+}
+
+// `routes` that is not a list (a typo such as a missing `-`) rejects the whole file, like a
+// missing `#END`: the previous routes keep serving instead of all of them going away.
+TEST_F(ReloadTest, CollectionThatIsNotAListKeepsPreviousRoutes) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(R"(
+routes:
+  - uri: /hello
+    upstream: {A}
+#END
+)")));
+  ASSERT_EQ(BackendFor("/hello"), "A");
+  auto rejections = [&] {
+    std::string log = gw_.Stderr();
+    size_t n = 0;
+    for (size_t at = log.find(" rejected; keeping"); at != std::string::npos;
+         at = log.find(" rejected; keeping", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  for (const char* value : {"{uri: /hello, upstream: {B}}", "5", "\"abc\""}) {
+    SCOPED_TRACE(value);
+    size_t before = rejections();
+    ASSERT_TRUE(
+        gw_.RewriteRoutes(Routes("upstreams: []\nroutes: " + std::string(value) + "\n#END\n")));
+    ASSERT_TRUE(gw_.Reload());
+    EXPECT_TRUE(PollUntil([&] { return rejections() > before; }, seconds(5), milliseconds(20)))
+        << "no rejection logged:\n"
+        << gw_.Stderr();
+    EXPECT_NE(gw_.Stderr().find("apisix.yaml:2:9: routes: wrong type: expected list"),
+              std::string::npos)
+        << gw_.Stderr();
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(BackendFor("/hello"), "A") << "a file whose routes is not a list was applied";
+    }
+  }
+  EXPECT_TRUE(gw_.process()->Running());
+
+  // A null `routes:` (every item commented out) is a valid file with no routes.
+  ASSERT_TRUE(gw_.RewriteRoutes("routes:\n#  - uri: /hello\n#END\n"));
+  ASSERT_TRUE(gw_.Reload());
+  EXPECT_TRUE(PollUntil([&] { return Get(gw_.port(), "/hello").status == 404; }, seconds(5)));
 }
 
 // Client threads sending GET /hello in a loop on keep-alive connections (reconnecting only

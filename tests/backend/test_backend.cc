@@ -24,7 +24,8 @@
 //   /reset          closes the socket with RST (SO_LINGER 0) without responding
 //   /hang           never responds; returns when the client closes
 //   /conn           body = this connection's sequence number (1, 2, ...)
-//   /inflight       body = number of other requests currently being handled
+//   /inflight       body = number of other requests currently being handled (a request counts
+//                   from its parsed head until its response head is written)
 //   anything else   404
 //
 // Deliberately no dependencies beyond the C++ standard library and POSIX.
@@ -67,7 +68,7 @@ constexpr uint64_t kFnvPrime = 1099511628211ull;
 
 std::string g_backend_id = "default";       // written once in main before any thread starts
 std::atomic<uint64_t> g_connection_seq{0};  // last connection sequence number handed out
-std::atomic<int> g_inflight{0};             // requests between head parsed and response sent
+std::atomic<int> g_inflight{0};             // see InflightCount
 
 // ------------------------------------------------------------------------- small helpers
 
@@ -441,15 +442,36 @@ bool ReadBody(Reader& reader, const Request& req, BodyStats* stats) {
 
 // ------------------------------------------------------------------------- responses
 
+// Counts one request for /inflight, from its parsed head until its response head is about to
+// be written. Not until the write returns: by then the client may have read the response and
+// asked /inflight, and must not see this request still counted.
+class InflightCount {
+ public:
+  InflightCount() { g_inflight.fetch_add(1); }
+  ~InflightCount() { Done(); }
+  InflightCount(const InflightCount&) = delete;
+  InflightCount& operator=(const InflightCount&) = delete;
+  void Done() {
+    if (counted_) g_inflight.fetch_sub(1);
+    counted_ = false;
+  }
+
+ private:
+  bool counted_ = true;
+};
+
 class Responder {
  public:
-  Responder(int fd, const Request& req) : fd_(fd), req_(req), keep_alive_(req.keep_alive) {}
+  // `inflight` (may be null) is marked done when the response head is built.
+  Responder(int fd, const Request& req, InflightCount* inflight = nullptr)
+      : fd_(fd), req_(req), keep_alive_(req.keep_alive), inflight_(inflight) {}
 
   bool keep_alive() const { return keep_alive_; }
   void set_close() { keep_alive_ = false; }
 
   // Status line + common headers + `extra` (each line ending in CRLF) + blank line.
   std::string Head(int status, const std::string& extra) const {
+    if (inflight_ != nullptr) inflight_->Done();
     std::string h = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) + "\r\n";
     h += "Server: turnpike-test-backend\r\n";
     h += "X-Backend-Id: " + g_backend_id + "\r\n";
@@ -480,6 +502,7 @@ class Responder {
   int fd_;
   const Request& req_;
   bool keep_alive_;
+  InflightCount* inflight_;
 };
 
 void AppendJsonString(std::string* out, std::string_view s) {
@@ -602,7 +625,7 @@ void ResetClose(int fd) {
 enum class After { kContinue, kClose, kAlreadyClosed };
 
 // Handles one request whose head has been parsed.
-After HandleRequest(int fd, Reader& reader, Request& req, uint64_t conn) {
+After HandleRequest(int fd, Reader& reader, Request& req, uint64_t conn, InflightCount& inflight) {
   std::string_view path = req.Path();
   if (path == "/reset") {
     ResetClose(fd);
@@ -620,7 +643,7 @@ After HandleRequest(int fd, Reader& reader, Request& req, uint64_t conn) {
   BodyStats body;
   if (!ReadBody(reader, req, &body)) return After::kClose;
 
-  Responder resp(fd, req);
+  Responder resp(fd, req, &inflight);
   bool ok = true;
   if (path == "/hello") {
     ok = resp.Send(200, "text/plain", "hello world\n");
@@ -677,9 +700,11 @@ void ServeConnection(int fd, uint64_t conn) {
       resp.Send(400, "text/plain", "bad request\n");
       break;
     }
-    g_inflight.fetch_add(1);
-    After after = HandleRequest(fd, reader, req, conn);
-    g_inflight.fetch_sub(1);
+    After after;
+    {
+      InflightCount inflight;
+      after = HandleRequest(fd, reader, req, conn, inflight);
+    }
     if (after == After::kAlreadyClosed) return;
     if (after == After::kClose) break;
   }

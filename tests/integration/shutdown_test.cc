@@ -71,6 +71,84 @@ routes:
   EXPECT_TRUE(st->Success()) << st->ToString();
 }
 
+// An idle daemon that has been serving: an idle keep-alive client, an idle pooled upstream
+// connection, the status port, the access log and a file-logger writer, the file watch and
+// the periodic stat. Nothing is in flight, so SIGTERM -> exit takes a few ms; 1 s is a
+// generous bound for a loaded machine (and the ASan build).
+TEST(ShutdownTest, SigtermWhenIdleAfterServingExitsWithinOneSecond) {
+  std::unique_ptr<Backend> backend = StartBackend(kBackendBin, "S");
+  ASSERT_NE(backend, nullptr);
+  TempDir logs;
+  ASSERT_TRUE(logs.ok());
+  Turnpike gw(kTurnpikeBin);
+  TurnpikeOptions options;
+  options.drain_timeout = "10s";
+  int status_port = FreePort();
+  ASSERT_NE(status_port, 0);
+  options.apisix_extra =
+      "  status:\n    ip: 127.0.0.1\n    port: " + std::to_string(status_port) + "\n";
+  options.http_extra =
+      "    enable_access_log: true\n    access_log: " + logs.File("access.log") + "\n";
+  ASSERT_NO_FATAL_FAILURE(
+      StartGateway(gw,
+                   Fill(R"(
+routes:
+  - uri: /*
+    upstream: {nodes: [{NODE}]}
+    plugins:
+      file-logger: {path: "{LOG}"}
+#END
+)",
+                        {{"NODE", Node(backend->port())}, {"LOG", logs.File("file-logger.log")}}),
+                   options));
+  const int port = gw.port();
+  HttpConnection idle(port);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(idle.RoundTrip(HttpRequest{"GET", "/hello", {}, ""}.Serialize(port)).status, 200);
+  }
+  ASSERT_EQ(Get(port, "/hello").status, 200);  // Connection: close; the client closes too
+  ASSERT_EQ(Get(status_port, "/status").status, 200);
+
+  auto signalled = steady_clock::now();
+  ASSERT_TRUE(gw.process()->Signal(SIGTERM));
+  std::optional<ExitStatus> st = gw.process()->Wait(seconds(10));
+  auto took = std::chrono::duration_cast<milliseconds>(steady_clock::now() - signalled);
+  ASSERT_TRUE(st.has_value()) << "still running 10 s after SIGTERM";
+  EXPECT_TRUE(st->Success()) << st->ToString();
+  EXPECT_LT(took, seconds(1)) << "an idle daemon took " << took.count() << " ms to exit";
+  RecordProperty("sigterm_to_exit_ms", std::to_string(took.count()));
+}
+
+// A client that asked for `Connection: close`, read its response and keeps its end open: the
+// response is complete, and the gateway only lingers (discarding input for up to 2 s) so a
+// late byte from the client cannot turn into a RST that destroys the response. A graceful
+// stop should not wait that long for such a connection.
+//
+// DISABLED: today the worker waits out the full linger, so the daemon exits 1.4-2 s after
+// SIGTERM. ClientConnection::Drain() (src/proxy/client_connection.cc, being rewritten) must
+// end or shorten a linger in progress, and LingerAndClose() must linger briefly once the
+// worker is draining. Enable this test with that change.
+TEST(ShutdownTest, DISABLED_SigtermWithLingeringConnectionExitsWithinOneSecond) {
+  Turnpike gw(kTurnpikeBin);
+  TurnpikeOptions options;
+  options.drain_timeout = "10s";
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw, "routes: []\n#END\n", options));
+  const int port = gw.port();
+  HttpConnection lingering(port);
+  HttpResponse r = lingering.RoundTrip(
+      HttpRequest{"GET", "/nothing", {{"Connection", "close"}}, ""}.Serialize(port));
+  ASSERT_EQ(r.status, 404) << r.DebugString();
+
+  auto signalled = steady_clock::now();
+  ASSERT_TRUE(gw.process()->Signal(SIGTERM));
+  std::optional<ExitStatus> st = gw.process()->Wait(seconds(10));
+  auto took = std::chrono::duration_cast<milliseconds>(steady_clock::now() - signalled);
+  ASSERT_TRUE(st.has_value()) << "still running 10 s after SIGTERM";
+  EXPECT_TRUE(st->Success()) << st->ToString();
+  EXPECT_LT(took, seconds(1)) << "exit waited " << took.count()
+                              << " ms for a connection whose response was complete";
+}
+
 TEST(ShutdownTest, SigtermWhenIdleExitsPromptly) {
   Turnpike gw(kTurnpikeBin);
   ASSERT_NO_FATAL_FAILURE(StartGateway(gw, "routes: []\n#END\n"));

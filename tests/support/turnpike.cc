@@ -37,6 +37,17 @@ std::string GatewayConfigYaml(int port, const TurnpikeOptions& options) {
 Turnpike::Turnpike(std::string binary) : binary_(std::move(binary)) {}
 
 Turnpike::~Turnpike() {
+  if (process_ && process_->Running()) {
+    // Every test ends with a graceful stop, so every test also checks that the daemon exits
+    // cleanly on SIGTERM, and, in the sanitizer build, LeakSanitizer checks it at exit. One
+    // still draining (a request left hanging by the test) after kStopWait is killed.
+    constexpr std::chrono::milliseconds kStopWait{3000};
+    std::optional<ExitStatus> st = Stop(kStopWait);
+    if (st && !st->Success()) {
+      ADD_FAILURE() << "turnpike exited with " << st->ToString()
+                    << " on SIGTERM at the end of the test";
+    }
+  }
   if (process_ && ::testing::Test::HasFailure()) {
     std::string err = Stderr();
     constexpr size_t kTail = 6000;

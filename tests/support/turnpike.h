@@ -43,8 +43,9 @@ std::string GatewayConfigYaml(int port, const TurnpikeOptions& options = {});
 class Turnpike {
  public:
   explicit Turnpike(std::string binary);
-  // Kills the daemon if still running. If the current test failed, prints the tail of the
-  // daemon's stderr to help diagnose it.
+  // Stops the daemon if still running: SIGTERM, then SIGKILL if it has not exited within 3 s.
+  // Exiting with a failure status on that SIGTERM fails the current test. If the current test
+  // failed, prints the tail of the daemon's stderr to help diagnose it.
   ~Turnpike();
   Turnpike(const Turnpike&) = delete;
   Turnpike& operator=(const Turnpike&) = delete;

@@ -15,7 +15,7 @@ namespace turnpike::config {
 template <typename T>
 struct LoadResult {
   // nullopt when the file as a whole is unusable (unreadable, not YAML / JSON, missing
-  // `#END` in YAML, a top-level collection of apisix.yaml that is not a list); the caller
+  // `#END` in YAML, a top-level collection of the routes file that is not a list); the caller
   // then keeps its previous configuration.
   std::optional<T> value;
   std::vector<ConfigError> errors;    // each bad item is skipped and reported here

@@ -222,6 +222,8 @@ class Parser {
 
 }  // namespace
 
+JsonValue::JsonValue() = default;
+
 const JsonValue* JsonValue::Find(std::string_view key) const {
   for (const auto& [k, v] : object) {
     if (k == key) return &v;

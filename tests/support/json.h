@@ -14,6 +14,10 @@ namespace turnpike::testing {
 struct JsonValue {
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
 
+  // Defined in json.cc: clang 14 with libstdc++ 12 rejects the implicit one, which it
+  // instantiates while `object`'s element type (a pair holding JsonValue) is incomplete.
+  JsonValue();
+
   Type type = Type::kNull;
   bool boolean = false;
   double number = 0;

@@ -28,6 +28,14 @@ enum PluginPhase : uint32_t {
   kPhaseLog = 1u << 4,
 };
 
+// What a rewrite or access hook tells the chain.
+enum class PhaseResult : uint8_t {
+  kContinue,  // run the next plugin
+  kRespond,   // the plugin called PluginContext::Respond: answer the request now
+  kPause,     // the plugin is waiting for I/O (see PluginContext::Pause); the chain goes on
+              // with the next plugin when it resumes
+};
+
 // Receives headers from PluginContext::VisitRequestHeaders / VisitResponseHeaders; the views
 // are valid during the call only. ForEachHeader() below adapts a lambda.
 class HeaderVisitor {
@@ -140,8 +148,10 @@ class Plugin {
   // for post_arg_* variables; larger bodies still stream and have no `$request_body`.
   virtual bool reads_request_body() const { return false; }
 
-  virtual void Rewrite(PluginContext&) const {}
-  virtual void Access(PluginContext&) const {}
+  // rewrite / access: kRespond only after PluginContext::Respond, kPause only after
+  // PluginContext::Pause.
+  virtual PhaseResult Rewrite(PluginContext&) const { return PhaseResult::kContinue; }
+  virtual PhaseResult Access(PluginContext&) const { return PhaseResult::kContinue; }
   virtual void HeaderFilter(PluginContext&) const {}
   virtual void BodyFilter(PluginContext&, BodyPiece&) const {}
   virtual void Log(PluginContext&) const {}

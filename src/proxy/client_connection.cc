@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "base/strings.h"
+#include "http/response_encoder.h"
 #include "http/uri.h"
 #include "proxy/upstream_connection.h"
 
@@ -108,7 +109,7 @@ ClientConnection* ClientConnection::Accept(Worker* worker, uv_stream_t* server) 
   }
   len = sizeof(ss);
   if (uv_tcp_getsockname(&c->tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-    c->local_port_ = describe(ss, c->local_ip_, sizeof(c->local_ip_), c->local_port_text_,
+    describe(ss, c->local_ip_, sizeof(c->local_ip_), c->local_port_text_,
                               sizeof(c->local_port_text_));
   }
   c->conn_info_ = {c->peer_ip_, c->peer_port_, c->local_ip_, c->local_port_text_};
@@ -331,7 +332,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   x_->route = nullptr;
   x_->remote_addr = peer_ip_;
   x_->phases_ran = false;
-  x_->body_started = false;
+  x_->phases.Begin({}, 0, nullptr);  // no chains until routing
   x_->start_ms = uv_now(worker_->loop());
   x_->bytes_sent = 0;
   x_->body_bytes = 0;
@@ -583,42 +584,22 @@ void ClientConnection::SendLocal(int status, std::string_view body, std::string_
     FilterBody(body, true, true, &x_->filtered);
     body = x_->filtered;
   }
-  std::string_view reason = http::ReasonPhrase(status);
-  x_->out.clear();
-  x_->out.append("HTTP/1.1 ");
-  base::AppendDecimal(&x_->out, static_cast<uint64_t>(status));
-  x_->out.push_back(' ');
-  x_->out.append(reason);
-  x_->out.append("\r\nDate: ");
-  x_->out.append(worker_->Date());
-  if (!x_->phases_ran || !x_->ctx.response_edits().Touches("content-type")) {
-    x_->out.append("\r\nContent-Type: ");
-    x_->out.append(content_type);
-  }
-  x_->out.append("\r\n");
-  x_->out.append(worker_->server_header());
+  http::ResponseHeadOptions o;
+  o.status = status;
+  o.server_line = worker_->server_header();
+  o.edits = x_->phases_ran ? &x_->ctx.response_edits() : nullptr;
   // Only an answer that stands for an upstream's failure names the upstream status (a 400
   // for a bad body in the middle of an attempt is the client's error, not the node's).
-  uint16_t last_status =
-      x_->attempts > 0 ? x_->attempt_status[std::min<size_t>(x_->attempts, x_->attempt_status.size()) - 1] : 0;
+  std::span<const uint16_t> statuses = UpstreamStatuses();
+  uint16_t last_status = statuses.empty() ? 0 : statuses.back();
   if (last_status != 0 &&
       (last_status >= 500 || worker_->gateway().show_upstream_status_in_response_header)) {
-    x_->out.append("X-APISIX-Upstream-Status: ");
-    for (uint32_t i = 0; i < x_->attempts && i < x_->attempt_status.size(); ++i) {
-      if (i > 0) x_->out.append(", ");
-      base::AppendDecimal(&x_->out, x_->attempt_status[i]);
-    }
-    x_->out.append("\r\n");
+    o.upstream_statuses = statuses;
   }
-  AppendResponseEdits(&x_->out);
-  if (!keep_alive_) {
-    x_->out.append("Connection: close\r\n");
-  } else if (x_->req.version_minor == 0) {
-    x_->out.append("Connection: keep-alive\r\n");
-  }
-  x_->out.append("Content-Length: ");
-  base::AppendDecimal(&x_->out, body.size());
-  x_->out.append("\r\n\r\n");
+  o.content_length = body.size();
+  o.keep_alive = keep_alive_;
+  o.http10_client = x_->req.version_minor == 0;
+  http::EncodeLocalResponseHead(o, worker_->Date(), content_type, &x_->out);
   x_->client_bufs.clear();
   x_->client_bufs.push_back(uv_buf_init(x_->out.data(), x_->out.size()));
   if (x_->req.method != base::Method::kHead && !body.empty()) {

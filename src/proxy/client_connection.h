@@ -12,7 +12,9 @@
 
 #include <uv.h>
 
+#include <algorithm>
 #include <array>
+#include <span>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -106,7 +108,10 @@ class ClientConnection final : public router::RouteFilter {
   // when a filter ended the body.
   bool FilterBody(std::string_view data, bool first, bool last, std::string* out);
   void RunLogPhase();
-  void AppendResponseEdits(std::string* out) const;
+  // The status of every upstream attempt so far (X-APISIX-Upstream-Status, the access log).
+  std::span<const uint16_t> UpstreamStatuses() const {
+    return {x_->attempt_status.data(), std::min<size_t>(x_->attempts, x_->attempt_status.size())};
+  }
   // Ends the exchange: log phase, access log, the upstream connection back to the pool when
   // `upstream_reusable` (else closed), then the next request or the close.
   void FinishExchange(bool upstream_reusable = false);
@@ -164,7 +169,6 @@ class ClientConnection final : public router::RouteFilter {
   char peer_port_[8] = {};
   char local_ip_[48] = {};
   char local_port_text_[8] = {};
-  uint16_t local_port_ = 0;
   ConnectionInfo conn_info_;
   uint32_t requests_ = 0;
   bool keep_alive_ = true;  // the connection stays open after the current exchange

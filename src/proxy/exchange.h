@@ -20,6 +20,7 @@
 
 #include "http/message.h"
 #include "http/parser.h"
+#include "proxy/phase_runner.h"
 #include "proxy/request_context.h"
 #include "proxy/snapshot.h"
 #include "router/route_table.h"
@@ -32,10 +33,9 @@ class UpstreamConnection;
 struct Exchange {
   uv_write_t continue_req{};
   RequestContext ctx;
-  std::string filter_scratch[2];  // body filters alternate between these
+  PhaseRunner phases;             // the plugin chains of this request
   std::string filtered;           // filtered body bytes of the write in flight
   std::string local_body;         // body of a local reply
-  bool body_started = false;      // a body piece went through the filters already
   bool phases_ran = false;        // rewrite/access ran for this request (log then runs)
   uint64_t start_ms = 0;          // loop time the current request's head was complete
   uint64_t bytes_sent = 0;        // bytes written to the client for the current request

@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "base/strings.h"
+#include "http/request_encoder.h"
+#include "http/response_encoder.h"
 #include "proxy/client_connection.h"
 #include "proxy/upstream_connection.h"
 
@@ -13,13 +15,6 @@ namespace {
 
 constexpr std::string_view kCrlf = "\r\n";
 constexpr std::string_view kLastChunk = "0\r\n\r\n";
-
-void AppendHeader(std::string* out, std::string_view name, std::string_view value) {
-  out->append(name);
-  out->append(": ");
-  out->append(value);
-  out->append(kCrlf);
-}
 
 uv_buf_t Buf(std::string_view s) { return uv_buf_init(const_cast<char*>(s.data()), s.size()); }
 
@@ -154,129 +149,19 @@ void ClientConnection::ReportAttempt(const upstream::Node& node) {
 // ---------------------------------------------------------------- request upstream
 
 void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node& node) {
-  out->clear();
-  out->append(x_->req.method_name);
-  out->push_back(' ');
-  if (!x_->req.target.empty() && x_->req.target[0] == '/') {
-    out->append(x_->req.target);
-  } else {  // absolute-form or '*': send origin-form
-    out->append(x_->req.path);
-    if (!x_->req.query.empty()) {
-      out->push_back('?');
-      out->append(x_->req.query);
-    }
-  }
-  out->append(" HTTP/1.1\r\nHost: ");
+  http::ForwardedRequest f;
   switch (x_->upstream->pass_host) {
-    case config::PassHost::kPass: out->append(x_->req.host.empty() ? x_->host : x_->req.host); break;
-    case config::PassHost::kNode: out->append(node.host_header); break;
-    case config::PassHost::kRewrite: out->append(x_->upstream->upstream_host); break;
+    case config::PassHost::kPass: f.host = x_->req.host.empty() ? x_->host : x_->req.host; break;
+    case config::PassHost::kNode: f.host = node.host_header; break;
+    case config::PassHost::kRewrite: f.host = x_->upstream->upstream_host; break;
   }
-  out->append(kCrlf);
-  std::string_view xff_first;
-  bool xff_many = false;
-  const HeaderEdits& edits = x_->ctx.request_edits();
-  bool edited = x_->phases_ran && !edits.empty();
-  // apisix.trusted_addresses: a trusted peer's X-Forwarded-Proto/Host/Port are kept; when the
-  // list is set, an untrusted peer's X-Forwarded-For is dropped.
-  const AddressRules& rules = x_->snapshot->addresses;
-  bool trusted = peer_trusted_;
-  std::string_view fwd_proto, fwd_host, fwd_port;
-  for (const http::Header& h : x_->req.headers) {
-    std::string_view n = h.name;
-    if (http::IsHopByHop(n) ||
-        http::IsListedIn(n, x_->req.connection_tokens, x_->req.connection_token_count)) {
-      continue;
-    }
-    if (edited && edits.Touches(n)) continue;  // a plugin set or removed it
-    switch (n.size()) {
-      case 4:
-        if (base::EqualsIgnoreCase(n, "host")) continue;
-        break;
-      case 6:
-        if (base::EqualsIgnoreCase(n, "expect")) continue;
-        break;
-      case 9:
-        if (base::EqualsIgnoreCase(n, "x-real-ip") || base::EqualsIgnoreCase(n, "forwarded")) continue;
-        break;
-      case 14:
-        if (base::EqualsIgnoreCase(n, "content-length")) continue;
-        break;
-      case 15:
-        if (base::EqualsIgnoreCase(n, "x-forwarded-for")) {
-          if (rules.has_trusted && !trusted) continue;
-          if (xff_first.empty()) {
-            xff_first = h.value;
-          } else {
-            xff_many = true;
-          }
-          continue;
-        }
-        break;
-      case 16:
-        if (base::EqualsIgnoreCase(n, "x-forwarded-host")) {
-          if (trusted) fwd_host = h.value;
-          continue;
-        }
-        if (base::EqualsIgnoreCase(n, "x-forwarded-port")) {
-          if (trusted) fwd_port = h.value;
-          continue;
-        }
-        break;
-      case 17:
-        if (base::EqualsIgnoreCase(n, "x-forwarded-proto")) {
-          if (trusted) fwd_proto = h.value;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    AppendHeader(out, n, h.value);
-  }
-  AppendHeader(out, "X-Real-IP", x_->remote_addr);
-  out->append("X-Forwarded-For: ");
-  if (xff_many) {
-    for (const http::Header& h : x_->req.headers) {
-      if (base::EqualsIgnoreCase(h.name, "x-forwarded-for")) {
-        out->append(h.value);
-        out->append(", ");
-      }
-    }
-  } else if (!xff_first.empty()) {
-    out->append(xff_first);
-    out->append(", ");
-  }
-  out->append(x_->remote_addr);
-  out->append(kCrlf);
-  AppendHeader(out, "X-Forwarded-Proto", fwd_proto.empty() ? "http" : fwd_proto);
-  AppendHeader(out, "X-Forwarded-Host",
-               !fwd_host.empty() ? fwd_host : (x_->req.host.empty() ? x_->host : x_->req.host));
-  out->append("X-Forwarded-Port: ");
-  std::string_view host = x_->req.host;
-  size_t colon = host.rfind(':');
-  if (!fwd_port.empty()) {
-    out->append(fwd_port);
-  } else if (colon != std::string_view::npos &&
-             host.find(']', colon) == std::string_view::npos && colon + 1 < host.size()) {
-    out->append(host.substr(colon + 1));
-  } else {
-    base::AppendDecimal(out, local_port_);
-  }
-  out->append(kCrlf);
-  if (edited) {
-    edits.ForEachSet([&](std::string_view name, std::string_view value) {
-      AppendHeader(out, name, value);
-    });
-  }
-  if (x_->req.framing == http::Framing::kContentLength) {
-    out->append("Content-Length: ");
-    base::AppendDecimal(out, x_->req.content_length);
-    out->append(kCrlf);
-  } else if (x_->req.framing == http::Framing::kChunked) {
-    out->append("Transfer-Encoding: chunked\r\n");
-  }
-  out->append(kCrlf);
+  f.remote_addr = x_->remote_addr;
+  f.forwarded_host = x_->req.host.empty() ? x_->host : x_->req.host;
+  f.local_port = local_port_text_;
+  f.trusted_peer = peer_trusted_;
+  f.drop_client_forwarded_for = x_->snapshot->addresses.has_trusted && !peer_trusted_;
+  f.edits = x_->phases_ran ? &x_->ctx.request_edits() : nullptr;
+  http::EncodeForwardedRequestHead(x_->req, f, out);
 }
 
 void ClientConnection::SendRequestHead() {
@@ -461,59 +346,34 @@ void ClientConnection::EncodeResponseHead() {
     RunHeaderFilters(r.status);  // may replace resp_status
   }
   bool body_modified = x_->phases_ran && x_->ctx.body_modified() && !no_body;
-  const HeaderEdits& edits = x_->ctx.response_edits();
-  bool edited = x_->phases_ran && !edits.empty();
-  x_->out.clear();
-  x_->out.append("HTTP/1.1 ");
-  base::AppendDecimal(&x_->out, static_cast<uint64_t>(x_->resp_status));
-  x_->out.push_back(' ');
-  x_->out.append(r.reason.empty() || x_->resp_status != r.status ? http::ReasonPhrase(x_->resp_status)
-                                                           : r.reason);
-  x_->out.append(kCrlf);
-  x_->out.append(worker_->server_header());
-  for (const http::Header& h : r.headers) {
-    std::string_view n = h.name;
-    if (http::IsHopByHop(n) || http::IsListedIn(n, r.connection_tokens, r.connection_token_count)) {
-      continue;
-    }
-    if (base::EqualsIgnoreCase(n, "server")) continue;
-    if (!no_body && base::EqualsIgnoreCase(n, "content-length")) continue;  // re-stated below
-    if (edited && edits.Touches(n)) continue;               // a plugin set or removed it
-    AppendHeader(&x_->out, n, h.value);
-  }
-  AppendResponseEdits(&x_->out);
+  http::ResponseHeadOptions o;
+  o.status = x_->resp_status;
+  if (x_->resp_status == r.status) o.reason = r.reason;
+  o.server_line = worker_->server_header();
+  o.edits = x_->phases_ran ? &x_->ctx.response_edits() : nullptr;
   if (r.status >= 500 || worker_->gateway().show_upstream_status_in_response_header) {
-    x_->out.append("X-APISIX-Upstream-Status: ");
-    for (uint32_t i = 0; i < x_->attempts && i < x_->attempt_status.size(); ++i) {
-      if (i > 0) x_->out.append(", ");
-      base::AppendDecimal(&x_->out, x_->attempt_status[i]);
-    }
-    x_->out.append(kCrlf);
+    o.upstream_statuses = UpstreamStatuses();
   }
   x_->resp_chunked = x_->resp_close_delimited = false;
-  if (!no_body) {
-    if (r.framing == http::Framing::kContentLength && !body_modified) {
-      x_->out.append("Content-Length: ");
-      base::AppendDecimal(&x_->out, r.content_length);
-      x_->out.append(kCrlf);
-    } else if (r.framing == http::Framing::kNone && !body_modified) {
-      x_->out.append("Content-Length: 0\r\n");
-    } else if (x_->req.version_minor >= 1) {
-      x_->out.append("Transfer-Encoding: chunked\r\n");
-      x_->resp_chunked = true;
-    } else {
-      x_->resp_close_delimited = true;
-      keep_alive_ = false;
-    }
+  if (no_body) {
+    o.framing = http::BodyFraming::kNoBody;
+  } else if (r.framing == http::Framing::kContentLength && !body_modified) {
+    o.content_length = r.content_length;
+  } else if (r.framing == http::Framing::kNone && !body_modified) {
+    o.content_length = 0;
+  } else if (x_->req.version_minor >= 1) {
+    o.framing = http::BodyFraming::kChunked;
+    x_->resp_chunked = true;
+  } else {
+    o.framing = http::BodyFraming::kUntilClose;
+    x_->resp_close_delimited = true;
+    keep_alive_ = false;
   }
   if (!x_->req_body_done) keep_alive_ = false;  // the rest of the request body is not read
   if (worker_->draining()) keep_alive_ = false;
-  if (!keep_alive_) {
-    x_->out.append("Connection: close\r\n");
-  } else if (x_->req.version_minor == 0) {
-    x_->out.append("Connection: keep-alive\r\n");
-  }
-  x_->out.append(kCrlf);
+  o.keep_alive = keep_alive_;
+  o.http10_client = x_->req.version_minor == 0;
+  http::EncodeProxiedResponseHead(r, o, &x_->out);
 }
 
 // Returns false when the exchange was ended here (error handled).
@@ -545,11 +405,11 @@ bool ClientConnection::AppendResponseBody() {
     x_->filtered.clear();
     bool ended = false;
     if (x_->spans.empty() && r.complete) {
-      ended = FilterBody({}, !x_->body_started, true, &x_->filtered);
+      ended = FilterBody({}, !x_->phases.body_started(), true, &x_->filtered);
     }
     for (size_t i = 0; i < x_->spans.size() && !ended; ++i) {
       bool last = r.complete && i + 1 == x_->spans.size();
-      ended = FilterBody(x_->spans[i], !x_->body_started, last, &x_->filtered);
+      ended = FilterBody(x_->spans[i], !x_->phases.body_started(), last, &x_->filtered);
     }
     x_->spans.clear();
     if (!x_->filtered.empty()) x_->spans.push_back(x_->filtered);

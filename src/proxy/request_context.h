@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "http/form_args.h"
+#include "http/header_edits.h"
 #include "http/message.h"
 #include "proxy/request_facts.h"
 #include "router/path_params.h"
@@ -33,44 +34,6 @@ struct ConnectionInfo {
 
 // Path parameters captured by the router (names view the route table, values the path).
 using CapturedParams = router::PathParams;
-
-// A header change requested by a plugin; the last edit of a name wins.
-struct HeaderEdit {
-  std::string name;
-  std::string value;
-  bool remove = false;
-  bool append = false;  // add_header: keeps the original and earlier values of the name
-};
-
-// Edits with storage reused between requests (no allocation once warm).
-class HeaderEdits {
- public:
-  void Clear() { count_ = 0; }
-  void Set(std::string_view name, std::string_view value) { Push(name, value, false); }
-  void Remove(std::string_view name) { Push(name, {}, true); }
-  void Add(std::string_view name, std::string_view value) { Push(name, value, false, true); }
-  bool empty() const { return count_ == 0; }
-  // True when some Set/Remove names `name` (the original header is then replaced or
-  // dropped; Add keeps it).
-  bool Touches(std::string_view name) const;
-  // Calls fn(name, value) for the headers the edits add: every Set or Add not followed by a
-  // Set/Remove of the same name.
-  template <typename Fn>
-  void ForEachSet(Fn&& fn) const {
-    for (size_t i = 0; i < count_; ++i) {
-      if (!edits_[i].remove && IsLastFor(i)) fn(edits_[i].name, edits_[i].value);
-    }
-  }
-  // What the newest edit of `name` says: nullopt when no edit names it, nullptr when it is a
-  // Remove, else the value it set or added.
-  std::optional<const std::string*> Decides(std::string_view name) const;
-
- private:
-  void Push(std::string_view name, std::string_view value, bool remove, bool append = false);
-  bool IsLastFor(size_t i) const;
-  std::vector<HeaderEdit> edits_;
-  size_t count_ = 0;
-};
 
 class RequestContext final : public PluginContext {
  public:
@@ -128,8 +91,8 @@ class RequestContext final : public PluginContext {
   bool responded() const { return responded_; }
   int respond_status() const { return respond_status_; }
   std::string_view respond_body() const { return respond_body_; }
-  const HeaderEdits& request_edits() const { return request_edits_; }
-  const HeaderEdits& response_edits() const { return response_edits_; }
+  const http::HeaderEdits& request_edits() const { return request_edits_; }
+  const http::HeaderEdits& response_edits() const { return response_edits_; }
   bool body_modified() const { return body_modified_; }
 
   // Helpers shared with the proxy (also used for X-Forwarded-* and real IP).
@@ -157,8 +120,8 @@ class RequestContext final : public PluginContext {
   std::string request_uri_;  // "$uri?$args", built on first use (capacity reused)
   bool request_uri_built_ = false;
   char status_text_[8] = {};
-  HeaderEdits request_edits_;
-  HeaderEdits response_edits_;
+  http::HeaderEdits request_edits_;
+  http::HeaderEdits response_edits_;
   bool responded_ = false;
   int respond_status_ = 0;
   std::string respond_body_;

@@ -49,13 +49,16 @@ class Recorder final : public Plugin {
   uint32_t phases() const override {
     return kPhaseRewrite | kPhaseAccess | kPhaseHeaderFilter | kPhaseBodyFilter | kPhaseLog;
   }
-  void Rewrite(PluginContext& ctx) const override {
+  PhaseResult Rewrite(PluginContext& ctx) const override {
     Trace("rewrite:" + name_);
     ctx.SetRequestHeader("X-Rewritten-By", name_);
+    return PhaseResult::kContinue;
   }
-  void Access(PluginContext& ctx) const override {
+  PhaseResult Access(PluginContext& ctx) const override {
     Trace("access:" + name_);
-    if (deny_) ctx.Respond(403, "denied by " + name_ + "\n");
+    if (!deny_) return PhaseResult::kContinue;
+    ctx.Respond(403, "denied by " + name_ + "\n");
+    return PhaseResult::kRespond;
   }
   void HeaderFilter(PluginContext& ctx) const override {
     Trace("header_filter:" + name_);

@@ -16,10 +16,11 @@ bool IpRestrictionPlugin::Allows(std::string_view ip) const {
   return config_.whitelist ? listed : !listed;
 }
 
-void IpRestrictionPlugin::Access(PluginContext& ctx) const {
+PhaseResult IpRestrictionPlugin::Access(PluginContext& ctx) const {
   std::optional<std::string_view> ip = ctx.Get(remote_addr_);
-  if (Allows(ip.value_or(std::string_view()))) return;
+  if (Allows(ip.value_or(std::string_view()))) return PhaseResult::kContinue;
   ctx.Respond(config_.response_code, body_);
+  return PhaseResult::kRespond;
 }
 
 StatusOr<PluginConstSharedPtr> IpRestrictionFactory::Create(const nlohmann::json& conf) const {

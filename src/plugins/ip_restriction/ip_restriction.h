@@ -17,7 +17,7 @@ class IpRestrictionPlugin final : public Plugin {
  public:
   explicit IpRestrictionPlugin(Config config);
   uint32_t phases() const override { return kPhaseAccess; }
-  void Access(PluginContext& ctx) const override;
+  PhaseResult Access(PluginContext& ctx) const override;
 
   // Worker. Whether a client at `ip` is allowed in.
   bool Allows(std::string_view ip) const;

@@ -50,17 +50,18 @@ void RequestIdPlugin::Generate(std::string* out) const {
   }
 }
 
-void RequestIdPlugin::Rewrite(PluginContext& ctx) const {
+PhaseResult RequestIdPlugin::Rewrite(PluginContext& ctx) const {
   std::string* id = ctx.RequestScratch(this);
   std::string local;  // only for contexts without per-request storage
   if (id == nullptr) id = &local;
   std::optional<std::string_view> sent = ctx.Get(header_);
   if (sent && !sent->empty()) {
     id->assign(*sent);  // kept for the response; the request goes upstream unchanged
-    return;
+    return PhaseResult::kContinue;
   }
   Generate(id);
   ctx.SetRequestHeader(config_.header_name, *id);
+  return PhaseResult::kContinue;
 }
 
 void RequestIdPlugin::HeaderFilter(PluginContext& ctx) const {

@@ -22,7 +22,7 @@ class RequestIdPlugin final : public Plugin {
   uint32_t phases() const override {
     return kPhaseRewrite | (config_.include_in_response ? uint32_t{kPhaseHeaderFilter} : 0u);
   }
-  void Rewrite(PluginContext& ctx) const override;
+  PhaseResult Rewrite(PluginContext& ctx) const override;
   void HeaderFilter(PluginContext& ctx) const override;
 
   // Worker. Replaces `out` with a new id of the configured algorithm.

@@ -1,0 +1,41 @@
+// EncodeForwardedRequestHead: the head of a request a proxy sends upstream, from the head the
+// client sent and what the proxy decided (reference §3.2, nginx's proxy module): origin-form
+// target, HTTP/1.1, the chosen Host, the client's headers minus hop-by-hop ones, minus those
+// a plugin replaced, minus the ones the proxy sets itself (X-Real-IP, X-Forwarded-*,
+// Forwarded, Expect, Content-Length), then X-Real-IP, X-Forwarded-For/Proto/Host/Port, the
+// plugins' headers, and the framing of the body as the client sent it.
+//
+// Pure function: no I/O, no allocation once `out` has grown to fit. Any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "http/header_edits.h"
+#include "http/message.h"
+
+namespace turnpike::http {
+
+struct ForwardedRequest {
+  // Replace the client's method and target when not empty (a plugin's rewrite). The target
+  // must be in origin form ("/path?query"). Empty target: the client's, in origin form.
+  std::string_view method;
+  std::string_view target;
+  std::string_view host;         // the Host header sent upstream
+  std::string_view remote_addr;  // the client (after real-IP): X-Real-IP, end of X-Forwarded-For
+  // X-Forwarded-Host when the client did not send a trusted one.
+  std::string_view forwarded_host;
+  // X-Forwarded-Port when neither a trusted X-Forwarded-Port nor a port in Host says it.
+  std::string_view local_port;
+  // apisix.trusted_addresses: a trusted peer's X-Forwarded-Proto/Host/Port are kept...
+  bool trusted_peer = false;
+  // ...and when the list is set, an untrusted peer's X-Forwarded-For is dropped.
+  bool drop_client_forwarded_for = false;
+  const HeaderEdits* edits = nullptr;  // headers set/added/removed by plugins; may be null
+};
+
+// Replaces `out` with the head for `req` forwarded as `f` says.
+void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& f,
+                                std::string* out);
+
+}  // namespace turnpike::http

@@ -21,6 +21,11 @@ class LazyTimer {
 
   // Expire `seconds` from now (replacing any earlier deadline).
   void Arm(double seconds);
+  // Expire at loop time `deadline_ms` (uv_now() scale; one in the past expires at the next
+  // loop iteration). REQUIRES: deadline_ms != 0.
+  void ArmAt(uint64_t deadline_ms);
+  // The loop time (ms) of the current deadline; 0 = none.
+  uint64_t deadline() const { return deadline_; }
   // No deadline. The underlying timer may still fire once, doing nothing.
   void Disarm() { deadline_ = 0; }
   bool armed() const { return deadline_ != 0; }

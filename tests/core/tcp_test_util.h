@@ -62,26 +62,32 @@ class TestLoop {
 class TestListener {
  public:
   TestListener(uv_loop_t* loop, std::function<void(uv_stream_t*)> on_connection, int rcvbuf = 0)
-      : on_connection_(std::move(on_connection)) {
-    uv_tcp_init(loop, &tcp_);
-    tcp_.data = this;
+      : tcp_(new uv_tcp_t), on_connection_(std::move(on_connection)) {
+    uv_tcp_init(loop, tcp_);
+    tcp_->data = this;
     sockaddr_in addr{};
     uv_ip4_addr("127.0.0.1", 0, &addr);
-    EXPECT_EQ(uv_tcp_bind(&tcp_, reinterpret_cast<sockaddr*>(&addr), 0), 0);
-    if (rcvbuf > 0) uv_recv_buffer_size(reinterpret_cast<uv_handle_t*>(&tcp_), &rcvbuf);
+    EXPECT_EQ(uv_tcp_bind(tcp_, reinterpret_cast<sockaddr*>(&addr), 0), 0);
+    if (rcvbuf > 0) uv_recv_buffer_size(reinterpret_cast<uv_handle_t*>(tcp_), &rcvbuf);
     const int backlog = 64;
-    EXPECT_EQ(uv_listen(reinterpret_cast<uv_stream_t*>(&tcp_), backlog,
+    EXPECT_EQ(uv_listen(reinterpret_cast<uv_stream_t*>(tcp_), backlog,
                         [](uv_stream_t* s, int status) {
                           if (status == 0) static_cast<TestListener*>(s->data)->on_connection_(s);
                         }),
               0);
     sockaddr_storage ss{};
     int len = sizeof(ss);
-    uv_tcp_getsockname(&tcp_, reinterpret_cast<sockaddr*>(&ss), &len);
+    uv_tcp_getsockname(tcp_, reinterpret_cast<sockaddr*>(&ss), &len);
     port_ = ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
   }
-  // The loop must run afterwards for the close callback (TestLoop's destructor does).
-  ~TestListener() { uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), nullptr); }
+  // The handle is freed in its close callback, when the loop runs next (TestLoop's destructor
+  // runs it at the latest).
+  ~TestListener() {
+    uv_close(reinterpret_cast<uv_handle_t*>(tcp_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+  }
+  TestListener(const TestListener&) = delete;
+  TestListener& operator=(const TestListener&) = delete;
   int port() const { return port_; }
   sockaddr_in addr() const {
     sockaddr_in a{};
@@ -90,7 +96,7 @@ class TestListener {
   }
 
  private:
-  uv_tcp_t tcp_{};
+  uv_tcp_t* tcp_;
   std::function<void(uv_stream_t*)> on_connection_;
   int port_ = 0;
 };

@@ -127,10 +127,9 @@ TEST_F(ClientTest, ChunkedWatchStreamDeliversPiecesAsTheyArrive) {
     c.Send(
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n");
     c.SendAfter(10, Chunk("{\"type\":\"ADDED\"}\n"));
-    c.SendAfter(20, Chunk("{\"type\":\"MODIFIED\"}\n") + Chunk("{\"type\":\"DELETED\"}\n"));
-    c.SendAfter(20, "0\r\n\r\n");
+    c.SendAfter(50, Chunk("{\"type\":\"MODIFIED\"}\n") + Chunk("{\"type\":\"DELETED\"}\n"));
+    c.SendAfter(50, "0\r\n\r\n");
   });
-  std::vector<std::string> events;
   std::string all;
   int heads = 0;
   std::optional<Result> result;
@@ -141,16 +140,14 @@ TEST_F(ClientTest, ChunkedWatchStreamDeliversPiecesAsTheyArrive) {
     EXPECT_EQ(head.Header("content-type"), "application/json");
     EXPECT_TRUE(all.empty());
   };
-  cb.on_body = [&](std::string_view piece) {
-    all.append(piece);
-    events.emplace_back(piece);
-  };
+  cb.on_body = [&](std::string_view piece) { all.append(piece); };
   cb.on_done = [&](Result r) { result = std::move(r); };
   Request req;
   req.target = "/api/v1/endpoints?watch=1";
   RequestHandle h = client_->Fetch(server_->origin(), req, std::move(cb));
-  ASSERT_TRUE(loop_.RunUntil([&] { return events.size() == 1; }));
-  EXPECT_EQ(events[0], "{\"type\":\"ADDED\"}\n");
+  const std::string first = "{\"type\":\"ADDED\"}\n";
+  ASSERT_TRUE(loop_.RunUntil([&] { return all.size() >= first.size(); }));
+  EXPECT_EQ(all, first) << "the first event alone, 50 ms before the next";
   EXPECT_FALSE(result.has_value());
   ASSERT_TRUE(loop_.RunUntil([&] { return result.has_value(); }));
   ASSERT_TRUE(result->ok()) << ErrorName(result->error);

@@ -44,10 +44,10 @@ class ServerConn final : public core::TcpConnection::Handler {
     queue_.push_back(std::move(bytes));
     Pump();
   }
-  // Queues bytes `ms` from now (after what was scheduled before).
+  // Queues bytes `ms` after the previous SendAfter's (or from now when none is pending).
   void SendAfter(int ms, std::string bytes) {
-    uint64_t due = uv_now(tcp.loop()) + static_cast<uint64_t>(ms);
-    if (!scheduled_.empty()) due = std::max(due, scheduled_.back().first);
+    uint64_t base = scheduled_.empty() ? uv_now(tcp.loop()) : scheduled_.back().first;
+    uint64_t due = base + static_cast<uint64_t>(ms);
     scheduled_.emplace_back(due, std::move(bytes));
     tcp.ArmTimer(static_cast<double>(scheduled_.front().first - uv_now(tcp.loop())) / 1000);
   }

@@ -5,14 +5,15 @@
 #include <algorithm>
 
 #include "core/listen_socket.h"
+#include "core/tcp_connection.h"
 #include "http/message.h"
 #include "http/parser.h"
 
 namespace turnpike::admin {
 namespace {
 
-constexpr uint64_t kSweepIntervalMs = 1000;
-constexpr uint64_t kLingerMs = 2000;  // after a closing answer, wait this long for the EOF
+constexpr double kIdleTimeoutSeconds = StatusServer::kIdleTimeoutMs / 1000.0;
+constexpr double kLingerSeconds = 2;  // after a closing answer, wait this long for the EOF
 
 uv_handle_t* AsHandle(auto* h) { return reinterpret_cast<uv_handle_t*>(h); }
 uv_stream_t* AsStream(auto* h) { return reinterpret_cast<uv_stream_t*>(h); }
@@ -23,50 +24,69 @@ std::string ErrorJson(int status) {
 
 }  // namespace
 
-// One client connection. Owned by the server's conns_ list; deleted in its close callback.
-struct StatusServer::Conn {
-  explicit Conn(StatusServer* s) : server(s) {}
+// One client connection. Listed in the server's conns_; deletes itself in OnClosed.
+struct StatusServer::Conn final : core::TcpConnection::Handler {
+  explicit Conn(StatusServer* s) : server(s) { tcp.Init(s->loop_, this); }
 
   StatusServer* server;
-  uv_tcp_t tcp{};
-  uv_write_t write_req{};
-  uv_shutdown_t shutdown_req{};
+  core::TcpConnection tcp;
   char read_buf[4096];
-  std::string in;        // received bytes not answered yet
-  size_t scan_pos = 0;   // FindHeadEnd resume point in `in`
-  std::string out;       // the answer being written
-  bool writing = false;  // an asynchronous write is in flight (reading is stopped)
+  std::string in;           // received bytes not answered yet
+  size_t scan_pos = 0;      // FindHeadEnd resume point in `in`
+  std::string out;          // the answer being written
+  bool processing = false;  // inside Process(): a write completion returns to its loop
   bool close_after = false;
   bool lingering = false;  // answered and shut down: discarding input until EOF
-  bool closing = false;
-  uint64_t last_active = 0;
   http::RequestParser parser;
   http::RequestHead head;
 
-  void Touch() { last_active = uv_now(server->loop_); }
+  void Touch() { tcp.ArmTimer(kIdleTimeoutSeconds); }
+  void Close() { tcp.Close(); }
 
-  void Close() {
-    if (closing) return;
-    closing = true;
-    uv_close(AsHandle(&tcp), [](uv_handle_t* h) {
-      auto* c = static_cast<Conn*>(h->data);
-      c->server->Forget(c);
-      delete c;
-    });
+  // ---- core::TcpConnection::Handler ----
+  void OnReadBuffer(size_t, uv_buf_t* buf) override {
+    *buf = uv_buf_init(read_buf, sizeof(read_buf));
+  }
+  void OnRead(char* data, size_t len) override {
+    if (lingering) return;
+    Touch();
+    in.append(data, len);
+    Process();
+  }
+  void OnReadEnd(int) override { Close(); }
+  void OnWritten(int status) override {
+    if (status < 0) {
+      Close();
+      return;
+    }
+    Written();
+    if (!processing && !tcp.closing()) {  // a queued write finished: go on reading
+      tcp.StartReading();
+      Process();
+    }
+  }
+  void OnShutdown(int status) override {
+    if (status < 0) Close();
+  }
+  void OnTimeout() override { Close(); }  // idle, or the linger ended
+  void OnClosed() override {
+    server->Forget(this);
+    delete this;
   }
 
   // Answers every complete request in `in`, one at a time.
   void Process() {
-    while (!writing && !lingering && !closing) {
+    processing = true;
+    while (!tcp.writing() && !lingering && !tcp.closing()) {
       size_t head_len = http::FindHeadEnd(in, &scan_pos);
       if (head_len == 0) {
         if (in.size() > kMaxHead) Answer(400, ErrorJson(400), /*head_only=*/false, true);
-        return;
+        break;
       }
       int rc = parser.ParseHead(in.data(), head_len, &head);
       if (rc != 0) {
         Answer(rc, ErrorJson(rc), false, true);
-        return;
+        break;
       }
       // No bodies here: answer, then close rather than skip body bytes.
       bool has_body = !parser.message_complete();
@@ -76,6 +96,7 @@ struct StatusServer::Conn {
       in.erase(0, head_len);  // after Answer: `head` views point into `in`
       scan_pos = 0;
     }
+    processing = false;
   }
 
   void Answer(int status, std::string body, bool head_only, bool close) {
@@ -88,33 +109,8 @@ struct StatusServer::Conn {
     out += close ? "\r\nConnection: close\r\n\r\n" : "\r\n\r\n";
     if (!head_only) out += body;
     uv_buf_t buf = uv_buf_init(out.data(), static_cast<unsigned>(out.size()));
-    int n = uv_try_write(AsStream(&tcp), &buf, 1);
-    if (n == static_cast<int>(out.size())) {
-      Written();
-      return;
-    }
-    if (n < 0 && n != UV_EAGAIN) {
-      Close();
-      return;
-    }
-    size_t done = n > 0 ? static_cast<size_t>(n) : 0;
-    buf = uv_buf_init(out.data() + done, static_cast<unsigned>(out.size() - done));
-    writing = true;
-    uv_read_stop(AsStream(&tcp));
-    uv_write(&write_req, AsStream(&tcp), &buf, 1, [](uv_write_t* req, int st) {
-      auto* c = static_cast<Conn*>(req->handle->data);
-      c->writing = false;
-      if (c->closing) return;
-      if (st < 0) {
-        c->Close();
-        return;
-      }
-      c->Written();
-      if (!c->closing && !c->lingering) {
-        c->StartReading();
-        c->Process();
-      }
-    });
+    tcp.Write(&buf, 1);                    // may complete (OnWritten) right here
+    if (tcp.writing()) tcp.StopReading();  // one answer at a time: read again once it is out
   }
 
   // The answer is out: go on with the next request, or shut down and wait for the peer's EOF
@@ -124,31 +120,10 @@ struct StatusServer::Conn {
     if (!close_after) return;
     lingering = true;
     in.clear();
-    if (uv_shutdown(&shutdown_req, AsStream(&tcp), [](uv_shutdown_t*, int) {}) != 0) {
-      Close();
-      return;
-    }
-    if (!writing) StartReading();
-  }
-
-  void StartReading() {
-    uv_read_start(
-        AsStream(&tcp),
-        [](uv_handle_t* h, size_t, uv_buf_t* buf) {
-          auto* c = static_cast<Conn*>(h->data);
-          *buf = uv_buf_init(c->read_buf, sizeof(c->read_buf));
-        },
-        [](uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
-          auto* c = static_cast<Conn*>(s->data);
-          if (nread < 0) {
-            c->Close();
-            return;
-          }
-          if (nread == 0 || c->lingering) return;
-          c->Touch();
-          c->in.append(buf->base, static_cast<size_t>(nread));
-          c->Process();
-        });
+    tcp.Shutdown();
+    if (tcp.closing()) return;
+    tcp.ArmTimer(kLingerSeconds);
+    tcp.StartReading();
   }
 };
 
@@ -176,10 +151,6 @@ Status StatusServer::Listen(const config::ListenAddr& addr) {
   rc = uv_listen(AsStream(&listener_), 64, &OnConnection);
   if (rc != 0) return Status::Error("status listener: " + std::string(uv_strerror(rc)));
   port_ = core::LocalPort(fd.value());
-  uv_timer_init(loop_, &sweep_);
-  sweep_.data = this;
-  sweeping_ = true;
-  uv_timer_start(&sweep_, &OnSweep, kSweepIntervalMs, kSweepIntervalMs);
   return Status::Ok();
 }
 
@@ -189,7 +160,6 @@ void StatusServer::Close() {
   if (listening_) {
     uv_close(AsHandle(&listener_), nullptr);
   }
-  if (sweeping_) uv_close(AsHandle(&sweep_), nullptr);
   for (Conn* c : conns_) c->Close();
 }
 
@@ -197,25 +167,13 @@ void StatusServer::OnConnection(uv_stream_t* server, int status) {
   auto* s = static_cast<StatusServer*>(server->data);
   if (status < 0 || s->closed_) return;
   auto* c = new Conn(s);
-  uv_tcp_init(s->loop_, &c->tcp);
-  c->tcp.data = c;
   s->conns_.push_back(c);
-  if (uv_accept(server, AsStream(&c->tcp)) != 0 || s->conns_.size() > kMaxConnections) {
+  if (c->tcp.Accept(server) != 0 || s->conns_.size() > kMaxConnections) {
     c->Close();
     return;
   }
-  uv_tcp_nodelay(&c->tcp, 1);
   c->Touch();
-  c->StartReading();
-}
-
-void StatusServer::OnSweep(uv_timer_t* timer) {
-  auto* s = static_cast<StatusServer*>(timer->data);
-  uint64_t now = uv_now(s->loop_);
-  for (Conn* c : s->conns_) {
-    uint64_t limit = c->lingering ? kLingerMs : kIdleTimeoutMs;
-    if (now - c->last_active >= limit) c->Close();
-  }
+  c->tcp.StartReading();
 }
 
 void StatusServer::Forget(Conn* conn) {

@@ -4,7 +4,8 @@
 // Deliberately small: HTTP/1.1 with keep-alive, one request at a time per connection
 // (pipelined requests wait in the buffer), no request bodies. A malformed request, an
 // oversized head or a request with a body gets an error answer and the connection closes.
-// Idle connections close after a few seconds, and at most kMaxConnections are open.
+// Idle connections close after kIdleTimeoutMs, and at most kMaxConnections are open. Each
+// connection is a core::TcpConnection (its own lazy timer is the idle and linger timeout).
 //
 // Thread rules: everything runs on the loop given to the constructor (control thread).
 #pragma once
@@ -46,15 +47,12 @@ class StatusServer {
  private:
   struct Conn;
   static void OnConnection(uv_stream_t* server, int status);
-  static void OnSweep(uv_timer_t* timer);
   void Forget(Conn* conn);
 
   uv_loop_t* loop_;
   std::function<StatusReport()> report_;
   uv_tcp_t listener_{};
-  uv_timer_t sweep_{};
   bool listening_ = false;  // listener_ initialised
-  bool sweeping_ = false;   // sweep_ initialised
   bool closed_ = false;
   int port_ = 0;
   std::vector<Conn*> conns_;

@@ -128,7 +128,8 @@ void TcpConnection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf)
 // ---------------------------------------------------------------- writing
 
 void TcpConnection::Write(uv_buf_t* bufs, unsigned count) {
-  assert(connected_ && !writing_ && !closing_);
+  assert(connected_ && !writing_);
+  if (closing_) return;  // nothing follows Close(), not even a failed write's report
   writing_ = true;
   if (sync_depth_ < kMaxSyncDepth) {
     int n = uv_try_write(stream(), bufs, count);
@@ -181,7 +182,8 @@ void TcpConnection::OnWriteCb(uv_write_t* req, int status) {
 }
 
 void TcpConnection::Shutdown() {
-  assert(connected_ && !closing_ && !shutdown_started_);
+  assert(connected_ && !shutdown_started_);
+  if (closing_) return;
   shutdown_started_ = true;
   int rc = uv_shutdown(&req_.shutdown, stream(), &OnShutdownCb);
   if (rc != 0) handler_->OnShutdown(rc);

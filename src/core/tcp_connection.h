@@ -19,10 +19,11 @@
 // Connect(), and frees itself (with the TcpConnection inside) in OnClosed() at the earliest.
 // After OnClosed() the same object may be Init()ed again for a new connection.
 //
-// Cost. Every handler call is one virtual call; nothing here allocates, on any path. A warm
-// request/response over a kept-alive connection costs one read(2) per readable event and one
-// write(2) per Write() that fits in the socket buffer. ArmTimer() moving a deadline later only
-// stores a number (core::LazyTimer).
+// Cost. About 780 bytes on x86-64 Linux (uv_tcp_t 248, uv_write_t 192, LazyTimer 184, a
+// connect/shutdown request 96). Every handler call is one virtual call; nothing here allocates, on
+// any path. A warm request/response over a kept-alive connection costs one read(2) per readable
+// event and one write(2) per Write() that fits in the socket buffer. ArmTimer() moving a deadline
+// later only stores a number (core::LazyTimer).
 //
 // Thread rules: one loop, one thread: every method and every callback runs on the thread of
 // the loop given to Init().
@@ -134,16 +135,16 @@ class TcpConnection {
 
   // ---- writing ----
   // Writes `count` buffers. REQUIRES: connected (accepted, or OnConnect(0) came), no write in
-  // progress (!writing()), not closing. The result comes in OnWritten(), inside this call when
-  // the kernel took everything at once, so the caller must not rely on any state after
-  // Write() returns. The array `bufs` may be modified; the bytes it points to must stay valid
-  // and unchanged until OnWritten() or Close().
+  // progress (!writing()). After Close() it does nothing (no OnWritten). The result comes in
+  // OnWritten(), inside this call when the kernel took everything at once, so the caller must not
+  // rely on any state after Write() returns. The array `bufs` may be modified; the bytes it points
+  // to must stay valid and unchanged until OnWritten() or Close().
   void Write(uv_buf_t* bufs, unsigned count);
   // A queued write that makes no progress for `seconds` reports OnWriteTimeout() (nginx's
   // send_timeout: the time between two successive write operations). 0 = none (the default).
   void set_write_timeout(double seconds) { write_timeout_ms_ = ToMs(seconds); }
   // Shuts the write side down after the queued write (the peer reads EOF); result in
-  // OnShutdown(). REQUIRES: connected, not closing; at most once per connection.
+  // OnShutdown(). REQUIRES: connected; at most once per connection. No-op after Close().
   void Shutdown();
 
   // ---- the timer ----

@@ -309,16 +309,15 @@ TEST_F(TcpConnectionTest, WriteTimeoutFiresWhenTheReaderStalls) {
 }
 
 // The timeout is the time between two successive write operations: a reader that reads in
-// bursts every 20 ms never trips a write timeout (0.3 s, well above the kernel's zero-window
-// probe interval) although the whole write takes longer than that.
+// bursts every 20 ms never trips a 0.3 s write timeout although the whole write takes longer.
+// The kernel may itself stall such a stop-and-go transfer now and then (zero-window probes
+// back off); a timeout is only an error when the reader saw no byte for less than 0.3 s.
 TEST_F(TcpConnectionTest, WriteTimeoutCountsFromTheLastProgress) {
-  // A receive buffer smaller than what each burst reads, so each burst reopens the window
-  // (with a large one the kernel keeps advertising zero until a big part of it is free).
   server_rcvbuf_ = 64 * 1024;
   Connect();
   client_->conn.SetSendBufferSize(4096);
   client_->conn.set_write_timeout(0.3);
-  client_->out = Pattern(4 << 20);
+  client_->out = Pattern(6 << 20);
   server_->max_buffered = 0;  // no room until the pump below makes some
   server_->conn.StartReading();
   uv_buf_t b = uv_buf_init(client_->out.data(), static_cast<unsigned>(client_->out.size()));
@@ -328,7 +327,10 @@ TEST_F(TcpConnectionTest, WriteTimeoutCountsFromTheLastProgress) {
     uv_timer_t timer;
     Recorder* server;
     int ticks;
-  } pump{{}, server_.get(), 0};
+    size_t last_size;
+    uint64_t last_progress;
+    uint64_t max_gap;
+  } pump{{}, server_.get(), 0, 0, uv_now(loop_.get()), 0};
   uv_timer_init(loop_.get(), &pump.timer);
   pump.timer.data = &pump;
   uv_timer_start(
@@ -336,7 +338,13 @@ TEST_F(TcpConnectionTest, WriteTimeoutCountsFromTheLastProgress) {
       [](uv_timer_t* t) {
         auto* p = static_cast<Pump*>(t->data);
         ++p->ticks;
-        p->server->max_buffered = p->server->in.size() + 256 * 1024;  // room for a bit more
+        uint64_t now = uv_now(t->loop);
+        if (p->server->in.size() != p->last_size) {
+          p->max_gap = std::max(p->max_gap, now - p->last_progress);
+          p->last_size = p->server->in.size();
+          p->last_progress = now;
+        }
+        p->server->max_buffered = p->server->in.size() + 256 * 1024;
         p->server->conn.StartReading();
       },
       20, 20);
@@ -344,7 +352,11 @@ TEST_F(TcpConnectionTest, WriteTimeoutCountsFromTheLastProgress) {
   uv_close(reinterpret_cast<uv_handle_t*>(&pump.timer), nullptr);
   loop_.RunFor(5);
   ASSERT_TRUE(done);
-  EXPECT_EQ(client_->write_timeouts, 0);
+  if (pump.max_gap < 300) {
+    EXPECT_EQ(client_->write_timeouts, 0) << "longest pause of the reader: " << pump.max_gap;
+  } else {
+    EXPECT_LE(client_->write_timeouts, 1) << "once per write";
+  }
   EXPECT_GT(pump.ticks, 3);
 }
 

@@ -36,6 +36,56 @@ enum class PhaseResult : uint8_t {
               // with the next plugin when it resumes
 };
 
+class PluginContext;
+
+// A request a plugin paused (PluginContext::Pause), held by the plugin while its I/O is in
+// flight; Resume() goes on with the chain. A plain value (a table, a slot and a generation):
+// copying it allocates nothing, and a handle whose request went away (the client closed) or
+// already resumed is stale, so a late completion is harmless.
+//
+// Worker thread only: the worker that runs the request, from any callback of its loop (a
+// Redis reply) or from another request's phase.
+class PausedRequest {
+ public:
+  // Implemented by the proxy (one table per worker).
+  class Table {
+   public:
+    virtual PluginContext* Context(uint32_t slot, uint32_t generation) = 0;
+    virtual void Resume(uint32_t slot, uint32_t generation) = 0;
+
+   protected:
+    ~Table() = default;
+  };
+
+  PausedRequest() = default;  // stale
+  PausedRequest(Table* table, uint32_t slot, uint32_t generation)
+      : table_(table), slot_(slot), generation_(generation) {}
+
+  // The paused request's context: set headers or variables, or Respond() to answer instead
+  // of going on. nullptr once the request is gone or resumed.
+  PluginContext* context() const {
+    return table_ != nullptr ? table_->Context(slot_, generation_) : nullptr;
+  }
+  bool alive() const { return context() != nullptr; }
+  // Goes on with the plugin after the one that paused (or answers, after Respond() on
+  // context()). The rest of the request runs inside this call, up to its next wait. Does
+  // nothing for a stale handle; only the first call after a pause counts. May be called
+  // from inside the hook that paused, before it returns kPause: the chain then goes on as
+  // soon as the hook returns.
+  void Resume() const {
+    if (table_ != nullptr) table_->Resume(slot_, generation_);
+  }
+
+  Table* table() const { return table_; }
+  uint32_t slot() const { return slot_; }
+  uint32_t generation() const { return generation_; }
+
+ private:
+  Table* table_ = nullptr;
+  uint32_t slot_ = 0;
+  uint32_t generation_ = 0;
+};
+
 // Receives headers from PluginContext::VisitRequestHeaders / VisitResponseHeaders; the views
 // are valid during the call only. ForEachHeader() below adapts a lambda.
 class HeaderVisitor {
@@ -61,6 +111,13 @@ class PluginContext : public RequestVars {
   // rewrite / access: answer the request now; no upstream is contacted. The remaining
   // rewrite/access plugins are skipped; header_filter, body_filter and log still run.
   virtual void Respond(int status, std::string_view body) = 0;
+  // rewrite / access: waits for the plugin's I/O; the hook then returns PhaseResult::kPause
+  // and the request sits (its input stays buffered, nothing is sent upstream) until the
+  // handle's Resume(). A plugin that pauses must resume or let its I/O time out: the proxy
+  // does not time a paused request out. Contexts without pause support return a stale
+  // handle (a test double; the proxy's context always supports it).
+  virtual PausedRequest Pause() { return {}; }
+
   // rewrite / access: headers of the request sent upstream.
   virtual void SetRequestHeader(std::string_view name, std::string_view value) = 0;
   virtual void RemoveRequestHeader(std::string_view name) = 0;
@@ -114,8 +171,8 @@ class PluginContext : public RequestVars {
 // Calls fn(name, value) for each header `visit` (&PluginContext::VisitRequestHeaders or
 // &PluginContext::VisitResponseHeaders) reports. No allocation.
 template <typename Fn>
-void ForEachHeader(const PluginContext& ctx,
-                   void (PluginContext::*visit)(HeaderVisitor&) const, Fn&& fn) {
+void ForEachHeader(const PluginContext& ctx, void (PluginContext::*visit)(HeaderVisitor&) const,
+                   Fn&& fn) {
   struct Adapter final : HeaderVisitor {
     explicit Adapter(Fn& f) : fn(f) {}
     void Visit(std::string_view name, std::string_view value) override { fn(name, value); }
@@ -127,10 +184,10 @@ void ForEachHeader(const PluginContext& ctx,
 
 // One piece of a response body passing through body_filter.
 struct BodyPiece {
-  std::string_view data;  // this piece (a later filter sees the previous filter's output)
-  bool first = false;     // first piece of the body
-  bool last = false;      // set by the proxy on the final piece; a filter may set it to end
-                          // the body early (what follows from upstream is then dropped)
+  std::string_view data;       // this piece (a later filter sees the previous filter's output)
+  bool first = false;          // first piece of the body
+  bool last = false;           // set by the proxy on the final piece; a filter may set it to end
+                               // the body early (what follows from upstream is then dropped)
   std::string* out = nullptr;  // scratch a filter may write a replacement into (then point
                                // `data` at it)
 };

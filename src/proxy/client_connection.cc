@@ -125,6 +125,7 @@ void ClientConnection::Close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
   if (x_ != nullptr) {
+    worker_->pauses().Cancel(x_->ctx.pause_handle());  // a paused plugin's Resume() is void
     if (x_->up != nullptr) {
       x_->up->Close();
       x_->up = nullptr;
@@ -367,6 +368,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   x_->snapshot = worker_->snapshot();
   RefreshPeerRules();
   x_->remote_addr = ResolveRemoteAddr();
+  x_->ctx.SetPauseTarget(&worker_->pauses(), this);
   x_->ctx.Begin(&conn_info_, &x_->req, x_->uri, x_->host, x_->remote_addr);
   x_->ctx.facts().Begin(x_->start_ms,
                      std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -396,7 +398,11 @@ void ClientConnection::RouteRequest() {
       x_->snapshot->table->Match({x_->req.method, x_->host, match_path}, this, &x_->ctx.params(), &x_->match_info);
   x_->route = idx == router::RouteTable::kNoMatch ? nullptr : &x_->snapshot->routes[idx];
   x_->ctx.SetRoute(x_->route);
-  if (RunRequestPhases()) return;  // a plugin answered
+  RunRequestPhases(/*resume=*/false);
+}
+
+// The request phases let the request through: on to the route's upstream.
+void ClientConnection::ForwardToUpstream() {
   if (x_->route == nullptr) {
     ReplyLocal(404, "404 Route Not Found");
     return;

@@ -14,8 +14,8 @@
 
 #include <algorithm>
 #include <array>
-#include <span>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,20 +25,20 @@
 #include "http/parser.h"
 #include "proxy/exchange.h"
 #include "proxy/request_context.h"
-#include "router/route_table.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
+#include "router/route_table.h"
 #include "upstream/round_robin.h"
 
 namespace turnpike::proxy {
 
 class UpstreamConnection;
 
-class ClientConnection final : public router::RouteFilter {
+class ClientConnection final : public router::RouteFilter, public Pausable {
  public:
   static constexpr size_t kInitialBuffer = Worker::kClientBufferSize;
-  static constexpr size_t kMaxRequestLine = 8 * 1024;   // longer: 414
-  static constexpr size_t kMaxHead = 32 * 1024;         // longer: 431
+  static constexpr size_t kMaxRequestLine = 8 * 1024;  // longer: 414
+  static constexpr size_t kMaxHead = 32 * 1024;        // longer: 431
 
   // Accepts a pending connection on `server`. Returns nullptr when accept fails.
   static ClientConnection* Accept(Worker* worker, uv_stream_t* server);
@@ -60,13 +60,18 @@ class ClientConnection final : public router::RouteFilter {
   // router::RouteFilter: a candidate route's remote_addrs and vars.
   bool Accept(uint32_t payload, const router::PathParams& params) override;
 
+  // Pausable: a plugin paused the request phases of the current request.
+  PluginContext& paused_context() override { return x_->ctx; }
+  void ResumeFromPause() override;
+
  private:
   enum class State : uint8_t {
-    kReadingHead,   // waiting for (the rest of) a request head
-    kReadingBody,   // reading a form body before routing (post_arg_*), see StartReadingBody
-    kProxying,      // exchange with an upstream in progress
-    kLocalReply,    // writing a response Turnpike generated itself
-    kLingering,     // response sent, discarding input before closing
+    kReadingHead,  // waiting for (the rest of) a request head
+    kReadingBody,  // reading a form body before routing (post_arg_*), see StartReadingBody
+    kPaused,       // a rewrite/access plugin waits for its I/O (input stays buffered)
+    kProxying,     // exchange with an upstream in progress
+    kLocalReply,   // writing a response Turnpike generated itself
+    kLingering,    // response sent, discarding input before closing
     kClosed,
   };
 
@@ -100,7 +105,10 @@ class ClientConnection final : public router::RouteFilter {
   void SendLocal(int status, std::string_view body, std::string_view content_type);
 
   // plugin phases (phases.cc)
-  bool RunRequestPhases();  // rewrite + access; true when a plugin answered
+  // rewrite + access, from the start (resume: from where a pause left off); then on to the
+  // upstream or the plugin's answer, or into kPaused.
+  void RunRequestPhases(bool resume);
+  void ForwardToUpstream();  // after the request phases
   void RunHeaderFilters(int status);
   uint32_t active_phases() const;  // phases of the global rules and the matched route
   bool body_filters_active() const;

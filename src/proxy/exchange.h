@@ -33,13 +33,15 @@ class UpstreamConnection;
 struct Exchange {
   uv_write_t continue_req{};
   RequestContext ctx;
-  PhaseRunner phases;             // the plugin chains of this request
-  std::string filtered;           // filtered body bytes of the write in flight
-  std::string local_body;         // body of a local reply
-  bool phases_ran = false;        // rewrite/access ran for this request (log then runs)
-  uint64_t start_ms = 0;          // loop time the current request's head was complete
-  uint64_t bytes_sent = 0;        // bytes written to the client for the current request
-  int resp_status = 0;            // status sent for the current request
+  PhaseRunner phases;              // the plugin chains of this request
+  std::string filtered;            // filtered body bytes of the write in flight
+  std::string local_body;          // body of a local reply
+  bool phases_ran = false;         // rewrite/access ran for this request (log then runs)
+  bool in_request_phases = false;  // a rewrite/access hook is running (see ResumeFromPause)
+  bool resume_pending = false;     // that hook's pause was resumed before it returned
+  uint64_t start_ms = 0;           // loop time the current request's head was complete
+  uint64_t bytes_sent = 0;         // bytes written to the client for the current request
+  int resp_status = 0;             // status sent for the current request
 
   http::RequestParser parser;
   http::RequestHead req;

@@ -8,15 +8,49 @@ namespace turnpike::proxy {
 
 uint32_t ClientConnection::active_phases() const { return x_->phases.phases(); }
 
-bool ClientConnection::RunRequestPhases() {
-  x_->phases.Begin(x_->snapshot->global_rules, x_->snapshot->global_phases,
-                   x_->route != nullptr ? &x_->route->chain : nullptr);
-  x_->phases_ran = x_->phases.phases() != 0;
-  PhaseResult r = x_->phases.RunRequestPhases(x_->ctx);
-  if (r != PhaseResult::kRespond && !x_->ctx.responded()) return false;
-  x_->local_body.assign(x_->ctx.respond_body());
-  SendLocal(x_->ctx.respond_status(), x_->local_body, "text/plain; charset=utf-8");
-  return true;
+void ClientConnection::RunRequestPhases(bool resume) {
+  if (!resume) {
+    x_->phases.Begin(x_->snapshot->global_rules, x_->snapshot->global_phases,
+                     x_->route != nullptr ? &x_->route->chain : nullptr);
+    x_->phases_ran = x_->phases.phases() != 0;
+  }
+  PauseTable& pauses = worker_->pauses();
+  PhaseResult r;
+  for (;;) {
+    x_->resume_pending = false;
+    x_->in_request_phases = true;
+    r = resume ? x_->phases.Resume(x_->ctx) : x_->phases.RunRequestPhases(x_->ctx);
+    x_->in_request_phases = false;
+    if (x_->ctx.responded()) r = PhaseResult::kRespond;
+    if (r != PhaseResult::kPause) break;
+    if (x_->ctx.pause_handle().alive()) {
+      state_ = State::kPaused;  // until the plugin's Resume() (ResumeFromPause)
+      return;
+    }
+    if (!x_->resume_pending) {  // kPause without a Pause(): the plugin is broken
+      ReplyLocal(500, "");
+      return;
+    }
+    resume = true;  // resumed from inside the hook that paused: go on now
+  }
+  // A Pause() the hook did not return kPause for is void.
+  pauses.Cancel(x_->ctx.pause_handle());
+  if (r == PhaseResult::kRespond) {
+    x_->local_body.assign(x_->ctx.respond_body());
+    SendLocal(x_->ctx.respond_status(), x_->local_body, "text/plain; charset=utf-8");
+    return;
+  }
+  ForwardToUpstream();
+}
+
+void ClientConnection::ResumeFromPause() {
+  if (x_ == nullptr) return;
+  if (x_->in_request_phases) {  // Resume() inside the hook that paused
+    x_->resume_pending = true;
+    return;
+  }
+  if (state_ != State::kPaused) return;
+  RunRequestPhases(/*resume=*/true);
 }
 
 void ClientConnection::RunHeaderFilters(int status) {
@@ -27,8 +61,7 @@ void ClientConnection::RunHeaderFilters(int status) {
 
 bool ClientConnection::body_filters_active() const { return x_->phases.has(kPhaseBodyFilter); }
 
-bool ClientConnection::FilterBody(std::string_view data, bool first, bool last,
-                                  std::string* out) {
+bool ClientConnection::FilterBody(std::string_view data, bool first, bool last, std::string* out) {
   return x_->phases.FilterBody(x_->ctx, data, first, last, out);
 }
 

@@ -33,6 +33,7 @@ void RequestContext::Begin(const ConnectionInfo* conn, const http::RequestHead* 
   buffered_body_.reset();
   post_args_parsed_ = false;
   upstream_response_headers_ = nullptr;
+  pause_ = PausedRequest();
   // A slot that once buffered a large body gives its memory back rather than pinning it to
   // the connection for good.
   for (size_t i = 0; i < scratch_count_; ++i) {
@@ -77,6 +78,13 @@ void RequestContext::Respond(int status, std::string_view body) {
   responded_ = true;
   respond_status_ = status;
   respond_body_.assign(body);
+}
+
+PausedRequest RequestContext::Pause() {
+  if (pause_table_ == nullptr || pause_owner_ == nullptr) return {};
+  pause_table_->Cancel(pause_);  // a second Pause() in one hook replaces the first
+  pause_ = pause_table_->Add(pause_owner_);
+  return pause_;
 }
 
 void RequestContext::VisitRequestHeaders(HeaderVisitor& visitor) const {

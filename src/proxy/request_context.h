@@ -15,6 +15,7 @@
 #include "http/form_args.h"
 #include "http/header_edits.h"
 #include "http/message.h"
+#include "proxy/pause_table.h"
 #include "proxy/request_facts.h"
 #include "router/path_params.h"
 #include "turnpike/plugin.h"
@@ -42,6 +43,13 @@ class RequestContext final : public PluginContext {
   void Begin(const ConnectionInfo* conn, const http::RequestHead* req, std::string_view uri,
              std::string_view host, std::string_view remote_addr);
   void SetRoute(const Route* route) { route_ = route; }
+  // Where Pause() registers the request (the worker's table) and what resumes (the exchange).
+  void SetPauseTarget(PauseTable* table, Pausable* owner) {
+    pause_table_ = table;
+    pause_owner_ = owner;
+  }
+  // The handle of the latest Pause() of this request (stale once resumed or cancelled).
+  const PausedRequest& pause_handle() const { return pause_; }
   void SetStatus(int status) { status_ = status; }
   CapturedParams& params() { return params_; }
 
@@ -49,6 +57,7 @@ class RequestContext final : public PluginContext {
 
   // ---- PluginContext ----
   void Respond(int status, std::string_view body) override;
+  PausedRequest Pause() override;
   void SetRequestHeader(std::string_view name, std::string_view value) override {
     request_edits_.Set(name, value);
   }
@@ -112,6 +121,9 @@ class RequestContext final : public PluginContext {
   const ConnectionInfo* conn_ = nullptr;
   const http::RequestHead* req_ = nullptr;
   const Route* route_ = nullptr;
+  PauseTable* pause_table_ = nullptr;
+  Pausable* pause_owner_ = nullptr;
+  PausedRequest pause_;
   std::string_view uri_;
   std::string_view host_;
   std::string_view remote_addr_;

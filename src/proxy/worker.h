@@ -19,6 +19,7 @@
 #include "config/specs.h"
 #include "core/buffer_pool.h"
 #include "proxy/access_log.h"
+#include "proxy/pause_table.h"
 #include "core/time_text.h"
 #include "core/snapshot_slot.h"
 #include "proxy/snapshot.h"
@@ -108,6 +109,9 @@ class Worker {
   // The caller has dropped its snapshot pin, upstream connection and body buffer.
   bool ReturnExchange(Exchange* x);
 
+  // Requests a plugin paused, waiting for its I/O (PluginContext::Pause).
+  PauseTable& pauses() { return pauses_; }
+
   // Picks a node of `up` not in `tried`; returns its index or RoundRobinPicker::kNone.
   uint32_t PickNode(const Upstream& up, const upstream::TriedSet& tried);
 
@@ -161,6 +165,7 @@ class Worker {
   core::BufferPool upstream_buffers_{kUpstreamBufferSize, kMaxIdleLent};
   std::vector<std::unique_ptr<Exchange>> idle_exchanges_;
   std::string server_header_;
+  PauseTable pauses_;
   WorkerStats stats_;
 };
 

@@ -21,6 +21,7 @@
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
 #include "support/http_client.h"
+#include "support/net.h"
 
 namespace turnpike::proxy {
 namespace {
@@ -103,28 +104,83 @@ class RecorderFactory final : public PluginFactory {
   int priority_;
 };
 
+// Pause and resume across requests on one worker (plugins run on the worker thread only, so
+// the handles need no lock). `mode`:
+//   pause   access pauses the request and parks its handle
+//   inline  access pauses and resumes at once, inside the hook
+//   resume  resumes every parked request; X-Resumed: how many were still there
+//   reject  answers every parked request 429 through its handle, then resumes it
+//   probe   X-Alive: how many parked requests are still paused
+std::vector<PausedRequest> g_parked;  // worker thread only
+
+class Pauser final : public Plugin {
+ public:
+  explicit Pauser(std::string mode) : mode_(std::move(mode)) {}
+  uint32_t phases() const override { return kPhaseAccess; }
+  PhaseResult Access(PluginContext& ctx) const override {
+    if (mode_ == "pause") {
+      g_parked.push_back(ctx.Pause());
+      return PhaseResult::kPause;
+    }
+    if (mode_ == "inline") {
+      ctx.Pause().Resume();
+      return PhaseResult::kPause;
+    }
+    int n = 0;
+    for (const PausedRequest& h : g_parked) {
+      PluginContext* parked = h.context();
+      if (parked == nullptr) continue;
+      ++n;
+      if (mode_ == "reject") parked->Respond(429, "limited\n");
+      if (mode_ != "probe") h.Resume();
+    }
+    if (mode_ != "probe") g_parked.clear();
+    ctx.SetResponseHeader(mode_ == "probe" ? "X-Alive" : "X-Resumed", std::to_string(n));
+    return PhaseResult::kContinue;
+  }
+
+ private:
+  std::string mode_;
+};
+
+class PauserFactory final : public PluginFactory {
+ public:
+  std::string_view name() const override { return "pauser"; }
+  int priority() const override { return 1000; }
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override {
+    return PluginConstSharedPtr(std::make_shared<Pauser>(conf.value("mode", "pause")));
+  }
+};
+
 // Origin: answers each request with its head as the body (so the test sees what was sent).
+// One thread per connection: a paused request and the one resuming it are in flight at once.
+void ServeConnection(int fd) {
+  std::string buf;
+  char chunk[4096];
+  for (;;) {
+    ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n <= 0) break;
+    buf.append(chunk, static_cast<size_t>(n));
+    size_t end;
+    while ((end = buf.find("\r\n\r\n")) != std::string::npos) {
+      std::string head = buf.substr(0, end + 4);
+      buf.erase(0, end + 4);
+      std::string resp =
+          "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(head.size()) + "\r\n\r\n" + head;
+      if (write(fd, resp.data(), resp.size()) < 0) break;
+    }
+  }
+  close(fd);
+}
+
 void ServeHeads(int listen_fd) {
+  std::vector<std::thread> conns;
   for (;;) {
     int fd = accept(listen_fd, nullptr, nullptr);
-    if (fd < 0) return;
-    std::string buf;
-    char chunk[4096];
-    for (;;) {
-      ssize_t n = read(fd, chunk, sizeof(chunk));
-      if (n <= 0) break;
-      buf.append(chunk, static_cast<size_t>(n));
-      size_t end;
-      while ((end = buf.find("\r\n\r\n")) != std::string::npos) {
-        std::string head = buf.substr(0, end + 4);
-        buf.erase(0, end + 4);
-        std::string resp = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(head.size()) +
-                           "\r\n\r\n" + head;
-        if (write(fd, resp.data(), resp.size()) < 0) break;
-      }
-    }
-    close(fd);
+    if (fd < 0) break;
+    conns.emplace_back(ServeConnection, fd);
   }
+  for (std::thread& t : conns) t.join();  // each ends when the worker closes its connection
 }
 
 config::PluginSpec Spec(const std::string& name, nlohmann::json conf = nlohmann::json::object()) {
@@ -148,6 +204,7 @@ class PluginChainTest : public ::testing::Test {
     registry_.Register(std::make_unique<RecorderFactory>("low", 10));
     registry_.Register(std::make_unique<RecorderFactory>("global", 500));
     registry_.Register(std::make_unique<RecorderFactory>("mid", 100));
+    registry_.Register(std::make_unique<PauserFactory>());
 
     config::RoutesConfig routes;
     config::UpstreamSpec up;
@@ -168,14 +225,21 @@ class PluginChainTest : public ::testing::Test {
     relay.uris = {"/relay"};
     relay.plugins = {Spec("high"), Spec("mid", {{"pass", true}}), Spec("low")};
     routes.routes.push_back(relay);
+    for (const char* mode : {"pause", "inline", "resume", "reject", "probe"}) {
+      config::RouteSpec r = ok;
+      r.id = mode;
+      r.uris = {std::string("/") + mode};
+      r.plugins = {Spec("pauser", {{"mode", mode}}), Spec("low")};
+      routes.routes.push_back(r);
+    }
     config::GlobalRuleSpec g;
     g.id = "g";
     g.plugins = {Spec("global")};
     routes.global_rules.push_back(g);
 
     BuildReport report;
-    SnapshotConstSharedPtr snap = BuildSnapshot({&gateway_, &routes, nullptr, 1, &registry_},
-                                                &report);
+    SnapshotConstSharedPtr snap =
+        BuildSnapshot({&gateway_, &routes, nullptr, 1, &registry_}, &report);
     ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
     StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
     ASSERT_TRUE(listen.ok());
@@ -204,6 +268,12 @@ class PluginChainTest : public ::testing::Test {
     return all;
   }
 
+  // X-Alive of /probe: how many parked requests are paused.
+  int Alive() { return std::stoi(testing::Get(port_, "/probe").Header("X-Alive").value_or("-1")); }
+  bool WaitAlive(int n) {
+    return testing::PollUntil([&] { return Alive() == n; }, std::chrono::seconds(5));
+  }
+
   config::GatewayConfig gateway_;
   PluginRegistry registry_;
   int origin_fd_ = -1;
@@ -223,11 +293,11 @@ TEST_F(PluginChainTest, EveryPhaseRunsInPriorityOrderGlobalRulesFirst) {
   EXPECT_EQ(r.body.substr(r.body.size() - 19), "[global][high][low]");
   EXPECT_FALSE(r.HasHeader("Content-Length"));  // body modified
   std::vector<std::string> expected = {
-      "rewrite:global", "rewrite:high", "rewrite:low",
-      "access:global", "access:high", "access:low",
+      "rewrite:global",       "rewrite:high",       "rewrite:low",
+      "access:global",        "access:high",        "access:low",
       "header_filter:global", "header_filter:high", "header_filter:low",
-      "body_filter:global", "body_filter:high", "body_filter:low",
-      "log:global:ok", "log:high:ok", "log:low:ok"};
+      "body_filter:global",   "body_filter:high",   "body_filter:low",
+      "log:global:ok",        "log:high:ok",        "log:low:ok"};
   EXPECT_EQ(WaitTrace(expected.size()), expected);
 }
 
@@ -237,10 +307,10 @@ TEST_F(PluginChainTest, AccessMayAnswerAndFiltersStillRun) {
   EXPECT_EQ(r.body, "denied by high\n[global][high][low]");
   EXPECT_EQ(r.Header("X-Status-Seen-By-low").value_or(""), "403");
   std::vector<std::string> expected = {
-      "rewrite:global", "rewrite:high", "rewrite:low", "access:global", "access:high",
-      "header_filter:global", "header_filter:high", "header_filter:low",
-      "body_filter:global", "body_filter:high", "body_filter:low",
-      "log:global:deny", "log:high:deny", "log:low:deny"};
+      "rewrite:global",     "rewrite:high",         "rewrite:low",        "access:global",
+      "access:high",        "header_filter:global", "header_filter:high", "header_filter:low",
+      "body_filter:global", "body_filter:high",     "body_filter:low",    "log:global:deny",
+      "log:high:deny",      "log:low:deny"};
   EXPECT_EQ(WaitTrace(expected.size()), expected);
 }
 
@@ -259,10 +329,78 @@ TEST_F(PluginChainTest, GlobalRulesRunForUnmatchedRequests) {
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.Header("X-Status-Seen-By-global").value_or(""), "404");
   EXPECT_FALSE(r.HasHeader("X-Status-Seen-By-high"));
-  std::vector<std::string> expected = {"rewrite:global", "access:global",
-                                       "header_filter:global", "body_filter:global",
-                                       "log:global:-"};
+  std::vector<std::string> expected = {"rewrite:global", "access:global", "header_filter:global",
+                                       "body_filter:global", "log:global:-"};
   EXPECT_EQ(WaitTrace(expected.size()), expected);
+}
+
+TEST_F(PluginChainTest, APausedRequestGoesOnWithTheNextPluginWhenResumed) {
+  testing::HttpResponse paused;
+  std::thread client([&] { paused = testing::Get(port_, "/pause"); });
+  ASSERT_TRUE(WaitAlive(1));
+  // Other requests go on meanwhile, on the same worker.
+  testing::HttpResponse resumer = testing::Get(port_, "/resume");
+  EXPECT_EQ(resumer.status, 200);
+  EXPECT_EQ(resumer.Header("X-Resumed").value_or(""), "1");
+  client.join();
+  EXPECT_EQ(paused.status, 200);
+  // The chain went on after the pauser (low's rewrite edit reached the origin).
+  EXPECT_NE(paused.body.find("GET /pause HTTP/1.1"), std::string::npos) << paused.body;
+  EXPECT_EQ(Alive(), 0);
+}
+
+TEST_F(PluginChainTest, APausedRequestCanBeAnsweredThroughItsHandle) {
+  testing::HttpResponse paused;
+  std::thread client([&] { paused = testing::Get(port_, "/pause"); });
+  ASSERT_TRUE(WaitAlive(1));
+  EXPECT_EQ(testing::Get(port_, "/reject").Header("X-Resumed").value_or(""), "1");
+  client.join();
+  EXPECT_EQ(paused.status, 429);
+  EXPECT_EQ(paused.body, "limited\n[global][low]");  // body filters still see the answer
+}
+
+TEST_F(PluginChainTest, AResumeInsideTheHookThatPausedGoesOnAtOnce) {
+  testing::HttpResponse r = testing::Get(port_, "/inline");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("GET /inline HTTP/1.1"), std::string::npos) << r.body;
+  EXPECT_EQ(Alive(), 0);
+}
+
+TEST_F(PluginChainTest, AClientThatLeavesWhilePausedCancelsThePause) {
+  int fd = testing::ConnectLoopback(port_, std::chrono::seconds(2));
+  ASSERT_GE(fd, 0);
+  std::string req = "GET /pause HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
+  ASSERT_TRUE(WaitAlive(1));
+  close(fd);
+  ASSERT_TRUE(WaitAlive(0));  // the worker saw the close: the handle is stale
+  // A late resume of the stale handle does nothing, and the worker goes on serving.
+  EXPECT_EQ(testing::Get(port_, "/resume").Header("X-Resumed").value_or(""), "0");
+  EXPECT_EQ(testing::Get(port_, "/ok").status, 200);
+}
+
+TEST_F(PluginChainTest, APausedRequestKeepsPipelinedInputForLater) {
+  int fd = testing::ConnectLoopback(port_, std::chrono::seconds(2));
+  ASSERT_GE(fd, 0);
+  timeval tv{1, 0};  // a read that gets nothing fails instead of hanging the test
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string reqs = "GET /pause HTTP/1.1\r\nHost: x\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(write(fd, reqs.data(), reqs.size()), static_cast<ssize_t>(reqs.size()));
+  ASSERT_TRUE(WaitAlive(1));  // the pipelined /ok waits behind the paused request
+  EXPECT_EQ(testing::Get(port_, "/resume").Header("X-Resumed").value_or(""), "1");
+  std::string got;
+  char buf[8192];
+  ASSERT_TRUE(testing::PollUntil(
+      [&] {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n > 0) got.append(buf, static_cast<size_t>(n));
+        return got.find("GET /ok HTTP/1.1") != std::string::npos;
+      },
+      std::chrono::seconds(5)));
+  size_t first = got.find("GET /pause HTTP/1.1");
+  ASSERT_NE(first, std::string::npos) << got;
+  EXPECT_LT(first, got.find("GET /ok HTTP/1.1"));  // answers in request order
+  close(fd);
 }
 
 }  // namespace

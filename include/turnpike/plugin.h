@@ -122,6 +122,15 @@ class PluginContext : public RequestVars {
   virtual void SetRequestHeader(std::string_view name, std::string_view value) = 0;
   virtual void RemoveRequestHeader(std::string_view name) = 0;
 
+  // rewrite / access: the request line and Host sent upstream (proxy-rewrite's uri, method
+  // and host). `uri` is an origin-form target sent as is ("/path?query"); $upstream_uri
+  // reports it. `method` is a method token. `host` replaces the Host header the upstream's
+  // pass_host would send ($upstream_host reports it). What the client sent, and $uri,
+  // $request_uri, $host and $request_method, stay as they were. The last call wins.
+  virtual void SetUpstreamUri(std::string_view /*uri*/) {}
+  virtual void SetUpstreamMethod(std::string_view /*method*/) {}
+  virtual void SetUpstreamHost(std::string_view /*host*/) {}
+
   // header_filter: the response about to be sent.
   virtual int response_status() const = 0;
   virtual void SetResponseHeader(std::string_view name, std::string_view value) = 0;

@@ -138,6 +138,7 @@ class ClientConnection final : public router::RouteFilter, public Pausable {
   }
   void StartAttempt();
   void ReportAttempt(const upstream::Node& node);
+  std::string_view UpstreamHost(const upstream::Node& node) const;
   void ConnectNode(bool fresh);
   void SendRequestHead();
   void EncodeRequestHead(std::string* out, const upstream::Node& node);

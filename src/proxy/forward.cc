@@ -53,7 +53,8 @@ void ClientConnection::StartAttempt() {
   }
   uint32_t i = worker_->PickNode(*x_->upstream, x_->tried);
   if (i == upstream::RoundRobinPicker::kNone) {
-    ReplyLocal(x_->attempts > 0 ? x_->attempt_status[std::min<size_t>(x_->attempts, 8) - 1] : 502, "");
+    ReplyLocal(x_->attempts > 0 ? x_->attempt_status[std::min<size_t>(x_->attempts, 8) - 1] : 502,
+               "");
     return;
   }
   x_->tried.Add(i);
@@ -92,7 +93,8 @@ void ClientConnection::OnUpstreamConnected(int status) {
 
 void ClientConnection::FailAttempt(int status, bool connect_phase) {
   x_->ctx.facts().UpstreamEnd(status, uv_now(worker_->loop()));
-  if (x_->attempts > 0 && x_->attempts <= x_->attempt_status.size()) x_->attempt_status[x_->attempts - 1] = status;
+  if (x_->attempts > 0 && x_->attempts <= x_->attempt_status.size())
+    x_->attempt_status[x_->attempts - 1] = status;
   // A pooled connection the node closed in the meantime fails with EOF/RST (502) before any
   // byte of an answer, not with a timeout or a malformed answer.
   bool stale = x_->up != nullptr && x_->up->reused() && !connect_phase && status == 502 &&
@@ -106,7 +108,8 @@ void ClientConnection::FailAttempt(int status, bool connect_phase) {
     Close();
     return;
   }
-  bool can_retry = !x_->body_fed && (connect_phase || !x_->request_sent || Idempotent(x_->req.method));
+  bool can_retry = !x_->body_fed &&
+                   (connect_phase || !x_->request_sent || Idempotent(x_->ctx.upstream_method()));
   if (can_retry && stale && !x_->stale_retry_used) {
     // A pooled connection the node had already closed: not the node's fault, so retry the
     // same node on a fresh connection without counting an attempt.
@@ -137,24 +140,32 @@ void ClientConnection::ReleaseUpstream(bool reusable) {
 // $upstream_addr, $upstream_host... of the attempt on `node` (the node's resolved address,
 // the Host header EncodeRequestHead will send).
 void ClientConnection::ReportAttempt(const upstream::Node& node) {
-  std::string_view host;
+  x_->ctx.facts().UpstreamAttempt(node.ip_text, node.port, UpstreamHost(node),
+                                  uv_now(worker_->loop()));
+}
+
+// The Host sent to `node`: a plugin's SetUpstreamHost, else what pass_host says.
+std::string_view ClientConnection::UpstreamHost(const upstream::Node& node) const {
+  std::string_view set = x_->ctx.upstream_host_override();
+  if (!set.empty()) return set;
   switch (x_->upstream->pass_host) {
-    case config::PassHost::kPass: host = x_->req.host.empty() ? x_->host : x_->req.host; break;
-    case config::PassHost::kNode: host = node.host_header; break;
-    case config::PassHost::kRewrite: host = x_->upstream->upstream_host; break;
+    case config::PassHost::kNode:
+      return node.host_header;
+    case config::PassHost::kRewrite:
+      return x_->upstream->upstream_host;
+    case config::PassHost::kPass:
+      break;
   }
-  x_->ctx.facts().UpstreamAttempt(node.ip_text, node.port, host, uv_now(worker_->loop()));
+  return x_->req.host.empty() ? std::string_view(x_->host) : x_->req.host;
 }
 
 // ---------------------------------------------------------------- request upstream
 
 void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node& node) {
   http::ForwardedRequest f;
-  switch (x_->upstream->pass_host) {
-    case config::PassHost::kPass: f.host = x_->req.host.empty() ? x_->host : x_->req.host; break;
-    case config::PassHost::kNode: f.host = node.host_header; break;
-    case config::PassHost::kRewrite: f.host = x_->upstream->upstream_host; break;
-  }
+  f.host = UpstreamHost(node);
+  f.method = x_->ctx.upstream_method_override();
+  f.target = x_->ctx.upstream_uri_override();
   f.remote_addr = x_->remote_addr;
   f.forwarded_host = x_->req.host.empty() ? x_->host : x_->req.host;
   f.local_port = local_port_text_;
@@ -168,7 +179,7 @@ void ClientConnection::SendRequestHead() {
   const upstream::Node& node = x_->upstream->nodes->nodes[x_->node_index];
   EncodeRequestHead(&x_->up_request_head, node);
   x_->up->CountRequest();
-  x_->up_parser.Reset(x_->req.method == base::Method::kHead);
+  x_->up_parser.Reset(x_->ctx.upstream_method() == base::Method::kHead);
   x_->up_scan_pos = 0;
   x_->resp_head_parsed = false;
   x_->up_bufs.clear();
@@ -187,7 +198,8 @@ void ClientConnection::SendRequestHead() {
   const config::Timeout& t = timeouts();
   x_->up->ArmTimer(t.send);
   x_->up->StartReading();
-  x_->up->Write(x_->up_bufs.data(), static_cast<unsigned>(x_->up_bufs.size()));  // may complete here
+  x_->up->Write(x_->up_bufs.data(),
+                static_cast<unsigned>(x_->up_bufs.size()));  // may complete here
 }
 
 // The body read before routing goes first, framed as the request's own; it stays in
@@ -230,7 +242,8 @@ int ClientConnection::AppendRequestBody() {
 }
 
 void ClientConnection::ForwardRequestBody() {
-  if (x_->req_body_done || x_->up == nullptr || !x_->up->connected() || x_->up->writing() || x_->resp_done) {
+  if (x_->req_body_done || x_->up == nullptr || !x_->up->connected() || x_->up->writing() ||
+      x_->resp_done) {
     StopReading();  // keep it buffered (pipelined request, or waiting for the upstream)
     return;
   }
@@ -248,12 +261,13 @@ void ClientConnection::ForwardRequestBody() {
     return;
   }
   if (x_->up_bufs.empty()) return;  // only framing bytes so far: read on
-  StopReading();  // back-pressure: no more body until the node took this piece
+  StopReading();                    // back-pressure: no more body until the node took this piece
   x_->body_inflight = true;
   timer_.Disarm();
   const config::Timeout& t = timeouts();
   x_->up->ArmTimer(t.send);
-  x_->up->Write(x_->up_bufs.data(), static_cast<unsigned>(x_->up_bufs.size()));  // may complete here
+  x_->up->Write(x_->up_bufs.data(),
+                static_cast<unsigned>(x_->up_bufs.size()));  // may complete here
 }
 
 void ClientConnection::OnUpstreamWritten(int status) {
@@ -296,8 +310,10 @@ void ClientConnection::ProcessResponse() {
     std::string_view data = x_->up->pending();
     size_t head_len = http::FindHeadEnd(data, &x_->up_scan_pos);
     if (head_len == 0) {
-      if (x_->up->buffer_full()) FailAttempt(502, false);  // response head too large
-      else x_->up->ArmTimer(t.read);
+      if (x_->up->buffer_full())
+        FailAttempt(502, false);  // response head too large
+      else
+        x_->up->ArmTimer(t.read);
       return;
     }
     if (!x_->up_parser.ParseHead(data.data(), head_len, &x_->up_head)) {
@@ -308,7 +324,7 @@ void ClientConnection::ProcessResponse() {
     if (status >= 100 && status < 200) {  // interim response: not forwarded
       x_->up->Consume(head_len);
       x_->up_scan_pos = 0;
-      x_->up_parser.Reset(x_->req.method == base::Method::kHead);
+      x_->up_parser.Reset(x_->ctx.upstream_method() == base::Method::kHead);
       continue;
     }
     x_->resp_head_parsed = true;
@@ -447,8 +463,9 @@ void ClientConnection::OnResponseWritten() {
     return;
   }
   x_->ctx.facts().UpstreamEnd(0, uv_now(worker_->loop()));
-  bool reusable = x_->up != nullptr && !x_->up_discard && x_->up_head.keep_alive && x_->req_body_done &&
-                  !x_->resp_close_delimited && !x_->up->writing() && !worker_->draining();
+  bool reusable = x_->up != nullptr && !x_->up_discard && x_->up_head.keep_alive &&
+                  x_->req_body_done && !x_->resp_close_delimited && !x_->up->writing() &&
+                  !worker_->draining();
   if (!x_->req_body_done) keep_alive_ = false;
   FinishExchange(reusable);
 }

@@ -34,6 +34,9 @@ void RequestContext::Begin(const ConnectionInfo* conn, const http::RequestHead* 
   post_args_parsed_ = false;
   upstream_response_headers_ = nullptr;
   pause_ = PausedRequest();
+  upstream_uri_.clear();
+  upstream_method_.clear();
+  upstream_host_.clear();
   // A slot that once buffered a large body gives its memory back rather than pinning it to
   // the connection for good.
   for (size_t i = 0; i < scratch_count_; ++i) {
@@ -78,6 +81,20 @@ void RequestContext::Respond(int status, std::string_view body) {
   responded_ = true;
   respond_status_ = status;
   respond_body_.assign(body);
+}
+
+void RequestContext::SetUpstreamUri(std::string_view uri) { upstream_uri_.assign(uri); }
+
+void RequestContext::SetUpstreamMethod(std::string_view method) {
+  upstream_method_.assign(method);
+  upstream_method_enum_ = base::ParseMethod(method);
+}
+
+void RequestContext::SetUpstreamHost(std::string_view host) { upstream_host_.assign(host); }
+
+base::Method RequestContext::upstream_method() const {
+  if (!upstream_method_.empty()) return upstream_method_enum_;
+  return req_ != nullptr ? req_->method : base::Method::kOther;
 }
 
 PausedRequest RequestContext::Pause() {
@@ -186,14 +203,22 @@ std::optional<std::string_view> RequestContext::Get(const VarRef& var) {
 
 std::optional<std::string_view> RequestContext::Builtin(BuiltinVar v) {
   switch (v) {
-    case BuiltinVar::kRemoteAddr: return remote_addr_;
-    case BuiltinVar::kRemotePort: return conn_->peer_port;
-    case BuiltinVar::kRealipRemoteAddr: return conn_->peer_ip;
-    case BuiltinVar::kServerAddr: return conn_->local_ip;
-    case BuiltinVar::kServerPort: return conn_->local_port;
-    case BuiltinVar::kScheme: return std::string_view("http");
-    case BuiltinVar::kHost: return host_;
-    case BuiltinVar::kUri: return uri_;
+    case BuiltinVar::kRemoteAddr:
+      return remote_addr_;
+    case BuiltinVar::kRemotePort:
+      return conn_->peer_port;
+    case BuiltinVar::kRealipRemoteAddr:
+      return conn_->peer_ip;
+    case BuiltinVar::kServerAddr:
+      return conn_->local_ip;
+    case BuiltinVar::kServerPort:
+      return conn_->local_port;
+    case BuiltinVar::kScheme:
+      return std::string_view("http");
+    case BuiltinVar::kHost:
+      return host_;
+    case BuiltinVar::kUri:
+      return uri_;
     case BuiltinVar::kRequestUri:
       if (!request_uri_built_) {
         request_uri_.assign(uri_);
@@ -204,12 +229,15 @@ std::optional<std::string_view> RequestContext::Builtin(BuiltinVar v) {
         request_uri_built_ = true;
       }
       return std::string_view(request_uri_);
-    case BuiltinVar::kRealRequestUri: return req_->target;
+    case BuiltinVar::kRealRequestUri:
+      return req_->target;
     case BuiltinVar::kArgs:
-    case BuiltinVar::kQueryString: return req_->query;
+    case BuiltinVar::kQueryString:
+      return req_->query;
     case BuiltinVar::kIsArgs:
       return req_->query.empty() ? std::string_view() : std::string_view("?");
-    case BuiltinVar::kRequestMethod: return req_->method_name;
+    case BuiltinVar::kRequestMethod:
+      return req_->method_name;
     case BuiltinVar::kRequestLength:  // known in the log phase only
       return facts_.Get(v, *req_, false);
     case BuiltinVar::kRouteId:
@@ -224,17 +252,21 @@ std::optional<std::string_view> RequestContext::Builtin(BuiltinVar v) {
     case BuiltinVar::kServiceName:
       if (route_ == nullptr || route_->service_name.empty()) return std::nullopt;
       return std::string_view(route_->service_name);
-    case BuiltinVar::kUpstreamUri: return req_->target;
+    case BuiltinVar::kUpstreamUri:
+      return upstream_uri_.empty() ? req_->target : std::string_view(upstream_uri_);
     case BuiltinVar::kStatus: {
       if (status_ == 0) return std::nullopt;
       auto [p, ec] = std::to_chars(status_text_, status_text_ + sizeof(status_text_), status_);
       return std::string_view(status_text_, static_cast<size_t>(p - status_text_));
     }
-    case BuiltinVar::kContentType: return Header("content-type");
-    case BuiltinVar::kContentLength: return Header("content-length");
+    case BuiltinVar::kContentType:
+      return Header("content-type");
+    case BuiltinVar::kContentLength:
+      return Header("content-length");
     case BuiltinVar::kServerProtocol:
       return std::string_view(req_->version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
-    case BuiltinVar::kDocumentUri: return uri_;
+    case BuiltinVar::kDocumentUri:
+      return uri_;
     case BuiltinVar::kServerName:
     case BuiltinVar::kHostname:
     case BuiltinVar::kRequest:
@@ -259,7 +291,8 @@ std::optional<std::string_view> RequestContext::Builtin(BuiltinVar v) {
     case BuiltinVar::kBalancerPort:
     case BuiltinVar::kRequestBody:
       return facts_.Get(v, *req_, route_ != nullptr && route_->upstream != nullptr);
-    case BuiltinVar::kCount: break;
+    case BuiltinVar::kCount:
+      break;
   }
   return std::nullopt;
 }

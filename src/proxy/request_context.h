@@ -62,6 +62,9 @@ class RequestContext final : public PluginContext {
     request_edits_.Set(name, value);
   }
   void RemoveRequestHeader(std::string_view name) override { request_edits_.Remove(name); }
+  void SetUpstreamUri(std::string_view uri) override;
+  void SetUpstreamMethod(std::string_view method) override;
+  void SetUpstreamHost(std::string_view host) override;
   int response_status() const override { return status_; }
   void SetResponseHeader(std::string_view name, std::string_view value) override {
     response_edits_.Set(name, value);
@@ -103,6 +106,12 @@ class RequestContext final : public PluginContext {
   const http::HeaderEdits& request_edits() const { return request_edits_; }
   const http::HeaderEdits& response_edits() const { return response_edits_; }
   bool body_modified() const { return body_modified_; }
+  // What a plugin set for the request sent upstream; empty when nothing was set.
+  std::string_view upstream_uri_override() const { return upstream_uri_; }
+  std::string_view upstream_method_override() const { return upstream_method_; }
+  std::string_view upstream_host_override() const { return upstream_host_; }
+  // The method sent upstream: the override's, else the client's.
+  base::Method upstream_method() const;
 
   // Helpers shared with the proxy (also used for X-Forwarded-* and real IP).
   std::optional<std::string_view> Header(std::string_view lower_name) const;
@@ -138,6 +147,11 @@ class RequestContext final : public PluginContext {
   int respond_status_ = 0;
   std::string respond_body_;
   bool body_modified_ = false;
+  // SetUpstream* values (capacity reused between requests); empty: not set.
+  std::string upstream_uri_;
+  std::string upstream_method_;
+  std::string upstream_host_;
+  base::Method upstream_method_enum_ = base::Method::kOther;
   const std::vector<http::Header>* upstream_response_headers_ = nullptr;
   std::optional<std::string_view> buffered_body_;  // see SetBufferedBody
   http::FormArgs post_args_;                       // buffered_body_'s fields, once parsed

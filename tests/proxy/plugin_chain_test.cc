@@ -152,6 +152,38 @@ class PauserFactory final : public PluginFactory {
   }
 };
 
+// Rewrites what goes upstream with the setters proxy-rewrite uses; reports $upstream_uri and
+// $upstream_host in the response.
+class UpstreamSetter final : public Plugin {
+ public:
+  explicit UpstreamSetter(nlohmann::json conf) : conf_(std::move(conf)) {}
+  uint32_t phases() const override { return kPhaseRewrite | kPhaseHeaderFilter; }
+  PhaseResult Rewrite(PluginContext& ctx) const override {
+    if (conf_.contains("uri")) ctx.SetUpstreamUri(conf_["uri"].get<std::string>());
+    if (conf_.contains("method")) ctx.SetUpstreamMethod(conf_["method"].get<std::string>());
+    if (conf_.contains("host")) ctx.SetUpstreamHost(conf_["host"].get<std::string>());
+    return PhaseResult::kContinue;
+  }
+  void HeaderFilter(PluginContext& ctx) const override {
+    for (const char* var : {"upstream_uri", "upstream_host", "uri", "request_method"}) {
+      ctx.SetResponseHeader(std::string("X-Var-") + var,
+                            std::string(ctx.Get(CompileVar(var).value()).value_or("-")));
+    }
+  }
+
+ private:
+  nlohmann::json conf_;
+};
+
+class UpstreamSetterFactory final : public PluginFactory {
+ public:
+  std::string_view name() const override { return "setter"; }
+  int priority() const override { return 900; }
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override {
+    return PluginConstSharedPtr(std::make_shared<UpstreamSetter>(conf));
+  }
+};
+
 // Origin: answers each request with its head as the body (so the test sees what was sent).
 // One thread per connection: a paused request and the one resuming it are in flight at once.
 void ServeConnection(int fd) {
@@ -205,6 +237,7 @@ class PluginChainTest : public ::testing::Test {
     registry_.Register(std::make_unique<RecorderFactory>("global", 500));
     registry_.Register(std::make_unique<RecorderFactory>("mid", 100));
     registry_.Register(std::make_unique<PauserFactory>());
+    registry_.Register(std::make_unique<UpstreamSetterFactory>());
 
     config::RoutesConfig routes;
     config::UpstreamSpec up;
@@ -232,6 +265,12 @@ class PluginChainTest : public ::testing::Test {
       r.plugins = {Spec("pauser", {{"mode", mode}}), Spec("low")};
       routes.routes.push_back(r);
     }
+    config::RouteSpec setter = ok;
+    setter.id = "setter";
+    setter.uris = {"/setter"};
+    setter.plugins = {
+        Spec("setter", {{"uri", "/elsewhere/x?a=1"}, {"method", "PUT"}, {"host", "up.example"}})};
+    routes.routes.push_back(setter);
     config::GlobalRuleSpec g;
     g.id = "g";
     g.plugins = {Spec("global")};
@@ -401,6 +440,17 @@ TEST_F(PluginChainTest, APausedRequestKeepsPipelinedInputForLater) {
   ASSERT_NE(first, std::string::npos) << got;
   EXPECT_LT(first, got.find("GET /ok HTTP/1.1"));  // answers in request order
   close(fd);
+}
+
+TEST_F(PluginChainTest, SettersChangeTheRequestLineAndHostSentUpstreamOnly) {
+  testing::HttpResponse r = testing::Get(port_, "/setter?q=1");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.rfind("PUT /elsewhere/x?a=1 HTTP/1.1\r\nHost: up.example\r\n", 0), 0u) << r.body;
+  EXPECT_EQ(r.Header("X-Var-upstream_uri").value_or(""), "/elsewhere/x?a=1");
+  EXPECT_EQ(r.Header("X-Var-upstream_host").value_or(""), "up.example");
+  // The client's request as the variables see it is unchanged.
+  EXPECT_EQ(r.Header("X-Var-uri").value_or(""), "/setter");
+  EXPECT_EQ(r.Header("X-Var-request_method").value_or(""), "GET");
 }
 
 }  // namespace

@@ -262,7 +262,7 @@ std::vector<std::string> MakePrefixes(int count, bool many_lengths, std::mt19937
   for (int i = 0; i < count; ++i) {
     std::string p;
     if (!many_lengths) {
-      char buf[16];
+      char buf[24];  // "/svc" + up to 11 digits of an int + "/"
       std::snprintf(buf, sizeof(buf), "/svc%05d/", i);
       p = buf;
     } else {

@@ -15,7 +15,9 @@
 #include <string>
 #include <string_view>
 
+#include "turnpike/factory_context.h"
 #include "turnpike/request_vars.h"
+#include "turnpike/service.h"
 #include "turnpike/status.h"
 
 namespace turnpike {
@@ -230,10 +232,18 @@ class PluginFactory {
   virtual ~PluginFactory() = default;
   virtual std::string_view name() const = 0;
   virtual int priority() const = 0;
-  // Control thread. Validates `conf` (a JSON object; `_meta` already removed) and compiles it.
-  // Errors read like APISIX's schema errors, e.g. `property "body" validation failed: wrong
-  // type: expected string, got number`.
-  virtual StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const = 0;
+  // Control thread, once per plugin instance of every snapshot build (and of `turnpike
+  // check`). Validates `conf` (a JSON object; `_meta` already removed) and compiles it; `ctx`
+  // tells who owns the instance and gives the plugin's metadata, attributes, clock and
+  // metrics (factory_context.h). Errors read like APISIX's schema errors, e.g.
+  // `property "body" validation failed: wrong type: expected string, got number`.
+  // TypedPluginFactory (typed_factory.h) writes this for the common case.
+  virtual StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf,
+                                                FactoryContext& ctx) const = 0;
+
+  // The process-scope service of this plugin kind (service.h), or nullptr (the default).
+  // Owned by the factory; started and stopped by the daemon, never by `turnpike check`.
+  virtual Service* service() const { return nullptr; }
 };
 
 }  // namespace turnpike

@@ -260,7 +260,7 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
   cfg.file = d.file();
   cfg.worker_processes = hw;
   std::optional<std::string> routes_file;  // turnpike.routes_file
-  std::optional<Field> role;  // for the data_plane check below
+  std::optional<Field> role;               // for the data_plane check below
   bool provider_seen = false;
   std::optional<Field> status_port;  // apisix.status (or its port), for the conflict check
 
@@ -402,6 +402,7 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
          cfg.plugins = ReadPluginNames(x, d);
          cfg.plugins_loc = d.Loc(x.key_node);
        }},
+      {"plugin_attr", [&](const Field& x) { cfg.plugin_attr = ReadPluginAttr(x, d); }},
   };
   if (!root.IsNull()) Dispatch(Field{"", root, root, ""}, d, top);
 

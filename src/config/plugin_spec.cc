@@ -111,6 +111,46 @@ std::optional<GlobalRuleSpec> ParseGlobalRule(const Field& f, Diagnostics& d) {
   return spec;
 }
 
+std::optional<PluginMetadataSpec> ParsePluginMetadata(const Field& f, Diagnostics& d) {
+  if (!ExpectMap(f, d)) return std::nullopt;
+  size_t errors_before = d.errors().size();
+  PluginMetadataSpec spec;
+  spec.loc = d.Loc(f.at());
+  spec.path = f.path;
+  spec.fields = nlohmann::json::object();
+  std::vector<Field> fields = MapEntries(f.value, f.path, d);
+  for (const Field& x : fields) {
+    if (x.key == "id") {
+      std::optional<std::string> id = ReadString(x, d);
+      if (id && id->empty()) d.Error(x.at(), x.path, "must not be empty");
+      if (id) spec.id = *id;
+      continue;
+    }
+    if (x.value.IsNull()) {
+      spec.fields[x.key] = nullptr;
+      continue;
+    }
+    if (std::optional<nlohmann::json> v = ReadJson(x, d)) spec.fields[x.key] = std::move(*v);
+  }
+  RequireFields(f, fields, d, {"id"});
+  if (d.errors().size() != errors_before) return std::nullopt;
+  return spec;
+}
+
+std::vector<std::pair<std::string, nlohmann::json>> ReadPluginAttr(const Field& f, Diagnostics& d) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  if (!ExpectMap(f, d)) return out;
+  for (const Field& x : MapEntries(f.value, f.path, d)) {
+    if (x.value.IsNull()) {
+      out.emplace_back(x.key, nlohmann::json::object());
+      continue;
+    }
+    if (!ExpectMap(x, d)) continue;
+    if (std::optional<nlohmann::json> v = ReadJson(x, d)) out.emplace_back(x.key, std::move(*v));
+  }
+  return out;
+}
+
 std::optional<std::vector<std::string>> ParseEnabledPlugins(const Field& f, Diagnostics& d) {
   std::vector<std::string> names;
   if (f.value.IsNull()) return names;

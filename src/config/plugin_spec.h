@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/specs.h"
@@ -26,6 +27,15 @@ std::optional<PluginConfigSpec> ParsePluginConfig(const Field& f, Diagnostics& d
 
 // One `global_rules` item: id and plugins required; create_time, update_time accepted.
 std::optional<GlobalRuleSpec> ParseGlobalRule(const Field& f, Diagnostics& d);
+
+// One `plugin_metadata` item: `id` (the plugin's name, a non-empty string) required; the
+// other fields are the metadata, converted with ReadJson and validated by the plugin.
+// Returns nullopt when the item must be skipped.
+std::optional<PluginMetadataSpec> ParsePluginMetadata(const Field& f, Diagnostics& d);
+
+// config.yaml's `plugin_attr`: a map of plugin name to an object (null: an empty object).
+// An entry that is not a map is an error (so config.yaml is rejected, as for any bad value).
+std::vector<std::pair<std::string, nlohmann::json>> ReadPluginAttr(const Field& f, Diagnostics& d);
 
 // apisix.yaml's top-level `plugins`: a list of {name, stream?}. Returns the names of the
 // HTTP plugins (stream ones are dropped) in file order, repeats removed with a warning; null

@@ -38,9 +38,8 @@ bool HasEndFlag(std::string_view text) {
 
 // Top-level APISIX collections this version does not load.
 bool IsUnsupportedCollection(std::string_view key) {
-  static constexpr std::string_view kKeys[] = {"consumers",     "consumer_groups", "plugin_metadata",
-                                               "ssls",          "stream_routes",   "protos",
-                                               "secrets"};
+  static constexpr std::string_view kKeys[] = {"consumers",     "consumer_groups", "ssls",
+                                               "stream_routes", "protos",          "secrets"};
   for (std::string_view k : kKeys) {
     if (key == k) return true;
   }
@@ -50,7 +49,8 @@ bool IsUnsupportedCollection(std::string_view key) {
 // APISIX's top-level collections, loaded or not (apisix-behaviour.md §1.2): each is a list.
 bool IsCollection(std::string_view key) {
   static constexpr std::string_view kLoaded[] = {"routes",         "services",     "upstreams",
-                                                 "plugin_configs", "global_rules", "plugins"};
+                                                 "plugin_configs", "global_rules", "plugins",
+                                                 "plugin_metadata"};
   for (std::string_view k : kLoaded) {
     if (key == k) return true;
   }
@@ -126,6 +126,8 @@ std::optional<RoutesConfig> ParseCollections(const YamlNode& root, Diagnostics& 
       CollectItems(f, d, ParsePluginConfig, &config.plugin_configs);
     } else if (f.key == "global_rules") {
       CollectItems(f, d, ParseGlobalRule, &config.global_rules);
+    } else if (f.key == "plugin_metadata") {
+      CollectItems(f, d, ParsePluginMetadata, &config.plugin_metadata);
     } else if (f.key == "plugins") {
       config.enabled_plugins = ParseEnabledPlugins(f, d);
     } else if (IsUnsupportedCollection(f.key)) {
@@ -155,8 +157,7 @@ std::optional<RoutesConfig> ParseJson(std::string_view text, Diagnostics& d) {
 
 // Runs `parse` with exceptions contained.
 template <typename ParseFn>
-LoadResult<RoutesConfig> RunParser(std::string_view text, const std::string& file,
-                                   ParseFn parse) {
+LoadResult<RoutesConfig> RunParser(std::string_view text, const std::string& file, ParseFn parse) {
   LoadResult<RoutesConfig> result;
   Diagnostics d(file);
   try {

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace turnpike::config {
@@ -35,56 +37,67 @@ struct ListenAddr {
 };
 
 struct KeepalivePool {
-  int size = 320;              // idle connections kept per upstream node, per worker
-  double idle_timeout = 60;    // seconds
-  int requests = 1000;         // requests per connection before it is closed
+  int size = 320;            // idle connections kept per upstream node, per worker
+  double idle_timeout = 60;  // seconds
+  int requests = 1000;       // requests per connection before it is closed
 };
 
 enum class RouterMode {
-  kHostUri,            // radixtree_host_uri (default)
-  kUri,                // radixtree_uri
-  kUriWithParameter,   // radixtree_uri_with_parameter
+  kHostUri,           // radixtree_host_uri (default)
+  kUri,               // radixtree_uri
+  kUriWithParameter,  // radixtree_uri_with_parameter
 };
 
 struct GatewayConfig {
-  std::string file;                          // path of config.yaml as given
+  std::string file;                                 // path of config.yaml as given
   std::vector<ListenAddr> listen = {ListenAddr{}};  // apisix.node_listen
-  bool enable_ipv6 = true;                   // apisix.enable_ipv6 (also listen on [::])
-  bool enable_reuseport = true;              // apisix.enable_reuseport
-  bool enable_server_tokens = true;          // apisix.enable_server_tokens
+  bool enable_ipv6 = true;                          // apisix.enable_ipv6 (also listen on [::])
+  bool enable_reuseport = true;                     // apisix.enable_reuseport
+  bool enable_server_tokens = true;                 // apisix.enable_server_tokens
   bool show_upstream_status_in_response_header = false;
-  std::string role = "traditional";          // deployment.role
-  std::string config_provider;               // deployment.role_data_plane.config_provider
-  std::string routes_file;                   // resolved path of apisix.yaml (see loader.h)
-  int worker_processes = 0;                  // resolved: `auto` -> hardware threads, >= 1
-  double client_keepalive_timeout = 60;      // nginx_config.http.keepalive_timeout (s)
-  double client_header_timeout = 60;         // nginx_config.http.client_header_timeout (s)
-  double client_body_timeout = 60;           // nginx_config.http.client_body_timeout (s)
-  double send_timeout = 10;                  // nginx_config.http.send_timeout (s)
+  std::string role = "traditional";      // deployment.role
+  std::string config_provider;           // deployment.role_data_plane.config_provider
+  std::string routes_file;               // resolved path of apisix.yaml (see loader.h)
+  int worker_processes = 0;              // resolved: `auto` -> hardware threads, >= 1
+  double client_keepalive_timeout = 60;  // nginx_config.http.keepalive_timeout (s)
+  double client_header_timeout = 60;     // nginx_config.http.client_header_timeout (s)
+  double client_body_timeout = 60;       // nginx_config.http.client_body_timeout (s)
+  double send_timeout = 10;              // nginx_config.http.send_timeout (s)
   // nginx_config.event.worker_connections: client connections one worker serves at once;
   // past it a new connection is accepted and closed at once (counted in
   // WorkerStats::refused).
   int worker_connections = 10620;
-  uint64_t client_max_body_size = 0;         // bytes; 0 = unlimited
+  uint64_t client_max_body_size = 0;  // bytes; 0 = unlimited
   // nginx_config.http.client_body_buffer_size: the most of a request body read into memory
   // before routing, for post_arg_* variables (nginx's 16k default on 64-bit). A larger body
   // streams through and has no post_arg_* fields, as in APISIX when nginx spooled it to disk.
   uint64_t client_body_buffer_size = 16 * 1024;
-  KeepalivePool upstream_keepalive;          // nginx_config.http.upstream.*
-  std::string error_log_level = "warn";      // nginx_config.error_log_level
-  std::string access_log;                    // nginx_config.http.access_log path; "" = off
-  bool enable_access_log = false;            // nginx_config.http.enable_access_log
-  double drain_timeout = 10;                 // turnpike.drain_timeout (s): graceful stop bound
+  KeepalivePool upstream_keepalive;               // nginx_config.http.upstream.*
+  std::string error_log_level = "warn";           // nginx_config.error_log_level
+  std::string access_log;                         // nginx_config.http.access_log path; "" = off
+  bool enable_access_log = false;                 // nginx_config.http.enable_access_log
+  double drain_timeout = 10;                      // turnpike.drain_timeout (s): graceful stop bound
   RouterMode router_mode = RouterMode::kHostUri;  // apisix.router.http
-  bool delete_uri_tail_slash = false;        // apisix.delete_uri_tail_slash
-  std::vector<std::string> trusted_addresses;  // apisix.trusted_addresses (IPs / CIDRs)
-  std::string real_ip_header = "X-Real-IP";  // nginx_config.http.real_ip_header
+  bool delete_uri_tail_slash = false;             // apisix.delete_uri_tail_slash
+  std::vector<std::string> trusted_addresses;     // apisix.trusted_addresses (IPs / CIDRs)
+  std::string real_ip_header = "X-Real-IP";       // nginx_config.http.real_ip_header
   std::vector<std::string> real_ip_from = {"127.0.0.1", "unix:"};  // ..http.real_ip_from
-  bool real_ip_recursive = false;             // nginx_config.http.real_ip_recursive (on/off)
-  std::optional<ListenAddr> status_listen;   // apisix.status.{ip,port}: /status endpoints
+  bool real_ip_recursive = false;           // nginx_config.http.real_ip_recursive (on/off)
+  std::optional<ListenAddr> status_listen;  // apisix.status.{ip,port}: /status endpoints
   // `plugins:` (top level): enabled plugin names. nullopt = Turnpike's built-in default list.
   std::optional<std::vector<std::string>> plugins;
   SourceLoc plugins_loc;
+  // `plugin_attr:` static attributes per plugin name (each an object, converted to JSON; the
+  // plugin validates it). Handed to factories and services (FactoryContext::attr).
+  std::vector<std::pair<std::string, nlohmann::json>> plugin_attr;
+
+  // The `plugin_attr` object of `plugin`, or nullptr.
+  const nlohmann::json* PluginAttr(std::string_view plugin) const {
+    for (const auto& [name, attr] : plugin_attr) {
+      if (name == plugin) return &attr;
+    }
+    return nullptr;
+  }
 };
 
 // ---------------------------------------------------------------- apisix.yaml
@@ -96,24 +109,24 @@ struct Timeout {
 };
 
 struct NodeSpec {
-  std::string host;   // IP literal (IPv6 without brackets) or domain name
-  int port = 0;       // 1..65535 (map form without port: default for the scheme)
-  int weight = 1;     // >= 0
+  std::string host;  // IP literal (IPv6 without brackets) or domain name
+  int port = 0;      // 1..65535 (map form without port: default for the scheme)
+  int weight = 1;    // >= 0
   int priority = 0;
 };
 
 enum class PassHost { kPass, kNode, kRewrite };
 
 struct UpstreamSpec {
-  std::string id;                    // normalized to string; "" for inline upstreams
-  std::string type = "roundrobin";   // only roundrobin is implemented in this version
-  std::vector<NodeSpec> nodes;       // map form converted to list form
+  std::string id;                   // normalized to string; "" for inline upstreams
+  std::string type = "roundrobin";  // only roundrobin is implemented in this version
+  std::vector<NodeSpec> nodes;      // map form converted to list form
   std::string scheme = "http";
   std::optional<Timeout> timeout;
-  std::optional<int> retries;        // unset -> nodes - 1
-  double retry_timeout = 0;          // seconds, 0 = none
+  std::optional<int> retries;  // unset -> nodes - 1
+  double retry_timeout = 0;    // seconds, 0 = none
   PassHost pass_host = PassHost::kPass;
-  std::string upstream_host;         // required when pass_host == kRewrite
+  std::string upstream_host;  // required when pass_host == kRewrite
   std::optional<KeepalivePool> keepalive_pool;
   SourceLoc loc;
 };
@@ -131,35 +144,35 @@ struct PluginSpec {
 struct VarsSpec {
   nlohmann::json expr;  // array
   SourceLoc loc;
-  std::string path;     // e.g. "routes[0].vars"
+  std::string path;  // e.g. "routes[0].vars"
 };
 
 struct RouteSpec {
-  std::string id;                    // normalized to string; arr_<n> when absent
+  std::string id;  // normalized to string; arr_<n> when absent
   std::string name;
   std::vector<std::string> uris;     // `uri` folded into `uris`
   std::vector<std::string> methods;  // validated against APISIX's enum; empty = any
   std::vector<std::string> hosts;    // lowercased; `host` folded into `hosts`
   int priority = 0;
-  int status = 1;                    // 0 = ignored by the router
-  std::optional<UpstreamSpec> upstream;  // inline upstream
-  std::string upstream_id;           // normalized to string; "" when absent
-  std::optional<Timeout> timeout;    // overrides the upstream's timeout
+  int status = 1;                         // 0 = ignored by the router
+  std::optional<UpstreamSpec> upstream;   // inline upstream
+  std::string upstream_id;                // normalized to string; "" when absent
+  std::optional<Timeout> timeout;         // overrides the upstream's timeout
   std::vector<std::string> remote_addrs;  // `remote_addr` folded in; IPs / CIDRs (validated)
   std::optional<VarsSpec> vars;
-  std::vector<PluginSpec> plugins;   // in file order
-  std::string service_id;            // normalized; "" when absent
-  std::string plugin_config_id;      // normalized; "" when absent
+  std::vector<PluginSpec> plugins;  // in file order
+  std::string service_id;           // normalized; "" when absent
+  std::string plugin_config_id;     // normalized; "" when absent
   bool enable_websocket = false;
   std::vector<std::pair<std::string, std::string>> labels;
   SourceLoc loc;
-  std::string path;                  // YAML path of the item, e.g. "routes[3]"
+  std::string path;  // YAML path of the item, e.g. "routes[3]"
 };
 
 struct ServiceSpec {
   std::string id;
   std::string name;
-  std::vector<std::string> hosts;    // lowercased; routes without hosts inherit them
+  std::vector<std::string> hosts;  // lowercased; routes without hosts inherit them
   std::optional<UpstreamSpec> upstream;
   std::string upstream_id;
   std::vector<PluginSpec> plugins;
@@ -183,13 +196,23 @@ struct GlobalRuleSpec {
   std::string path;
 };
 
+// One `plugin_metadata` item: `id` is the plugin's name, the other fields its metadata (kept
+// as JSON for the plugin to validate; FactoryContext::metadata).
+struct PluginMetadataSpec {
+  std::string id;
+  nlohmann::json fields;  // object, without `id`
+  SourceLoc loc;
+  std::string path;
+};
+
 struct RoutesConfig {
   std::string file;
-  std::vector<RouteSpec> routes;     // file order
+  std::vector<RouteSpec> routes;  // file order
   std::vector<UpstreamSpec> upstreams;
   std::vector<ServiceSpec> services;
   std::vector<PluginConfigSpec> plugin_configs;
   std::vector<GlobalRuleSpec> global_rules;
+  std::vector<PluginMetadataSpec> plugin_metadata;
   // `plugins:` in apisix.yaml (list of {name}): overrides config.yaml's enabled plugins.
   std::optional<std::vector<std::string>> enabled_plugins;
 };

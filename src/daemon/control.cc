@@ -107,6 +107,8 @@ struct Control::ReloadJob {
   bool force = false;
   std::shared_ptr<const config::GatewayConfig> gateway;
   const proxy::PluginRegistry* plugins = nullptr;  // read-only, outlives the job
+  MetricsRegistry* metrics = nullptr;              // outlives the job
+  turnpike::Clock* clock = nullptr;                // outlives the job
   proxy::SnapshotConstSharedPtr previous;
   bool compare = false;  // previous_hash/previous_size describe the loaded file
   uint64_t previous_hash = 0, previous_size = 0;
@@ -155,8 +157,7 @@ struct Control::ReloadJob {
       return;
     }
     auto t1 = Clock::now();
-    config::LoadResult<config::RoutesConfig> loaded =
-        config::ParseRoutesConfigForPath(text, path);
+    config::LoadResult<config::RoutesConfig> loaded = config::ParseRoutesConfigForPath(text, path);
     parse_ms = MsSince(t1);
     for (const config::ConfigError& w : loaded.warnings) spdlog::warn("{}", w.ToString());
     for (const config::ConfigError& e : loaded.errors) spdlog::error("{}", e.ToString());
@@ -168,7 +169,7 @@ struct Control::ReloadJob {
     auto t2 = Clock::now();
     proxy::BuildReport report;
     snapshot = proxy::BuildSnapshot(
-        {gateway.get(), &*loaded.value, previous.get(), version, plugins}, &report);
+        {gateway.get(), &*loaded.value, previous.get(), version, plugins, metrics, clock}, &report);
     build_ms = MsSince(t2);
     for (const config::ConfigError& e : report.errors) spdlog::error("{}", e.ToString());
     for (const std::string& w : report.warnings) spdlog::warn("{}", w);
@@ -179,9 +180,17 @@ struct Control::ReloadJob {
   }
 };
 
-Control::Control(std::shared_ptr<const config::GatewayConfig> gateway)
-    : gateway_(std::move(gateway)), status_(&loop_, [this] { return Report(); }) {
-  RegisterBuiltinPlugins(&plugins_);
+Control::Control(std::shared_ptr<const config::GatewayConfig> gateway,
+                 PluginRegistration register_plugins)
+    : gateway_(std::move(gateway)),
+      metrics_(gateway_->worker_processes),
+      services_(*gateway_, clock_, metrics_),
+      status_(&loop_, [this] { return Report(); }) {
+  if (register_plugins) {
+    register_plugins(&plugins_);
+  } else {
+    RegisterBuiltinPlugins(&plugins_);
+  }
 }
 
 Control::~Control() {
@@ -277,6 +286,7 @@ int Control::Run() {
   uv_run(&loop_, UV_RUN_DEFAULT);
   if (joiner_.joinable()) joiner_.join();
   workers_.clear();
+  services_.StopAll();  // after the workers: no request uses them any more
   retired_.clear();
   current_.reset();
   uv_loop_close(&loop_);
@@ -290,8 +300,8 @@ bool Control::StartServing() {
     // the file up as soon as it becomes valid.
     config::RoutesConfig empty;
     proxy::BuildReport report;
-    current_ =
-        proxy::BuildSnapshot({gateway_.get(), &empty, nullptr, ++version_, &plugins_}, &report);
+    current_ = proxy::BuildSnapshot(
+        {gateway_.get(), &empty, nullptr, ++version_, &plugins_, &metrics_, &clock_}, &report);
   }
   std::vector<std::vector<int>> fds;
   auto close_all = [&fds] {
@@ -312,6 +322,12 @@ bool Control::StartServing() {
       return false;
     }
     access_log = opened.value();
+  }
+  // Services run before any worker serves a request that may use them.
+  if (Status started = services_.StartAll(plugins_); !started.ok()) {
+    spdlog::critical("{}", started.message());
+    close_all();
+    return false;
   }
   for (size_t i = 0; i < fds.size(); ++i) {
     workers_.push_back(
@@ -415,6 +431,8 @@ void Control::Reload(const char* reason, bool force) {
   job->force = force;
   job->gateway = gateway_;
   job->plugins = &plugins_;
+  job->metrics = &metrics_;
+  job->clock = &clock_;
   job->previous = current_;
   job->compare = content_known_;
   job->previous_hash = content_hash_;

@@ -18,6 +18,7 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -25,6 +26,8 @@
 
 #include "admin/status_server.h"
 #include "config/specs.h"
+#include "daemon/services.h"
+#include "metrics/registry.h"
 #include "proxy/plugin_registry.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
@@ -37,7 +40,11 @@ class Control {
   static constexpr uint64_t kMaxDebounceMs = 1000;  // a stream of events waits at most this
   static constexpr unsigned kPollIntervalMs = 1000;
 
-  explicit Control(std::shared_ptr<const config::GatewayConfig> gateway);
+  // Fills the plugin registry; RegisterBuiltinPlugins unless a test passes its own.
+  using PluginRegistration = std::function<void(proxy::PluginRegistry*)>;
+
+  explicit Control(std::shared_ptr<const config::GatewayConfig> gateway,
+                   PluginRegistration register_plugins = nullptr);
   ~Control();
 
   // Runs until stopped by a signal. Returns the process exit code.
@@ -80,6 +87,9 @@ class Control {
 
   std::shared_ptr<const config::GatewayConfig> gateway_;
   proxy::PluginRegistry plugins_;  // the built-in plugins; read-only after construction
+  metrics::Registry metrics_;      // every plugin's metrics, for the life of the process
+  Clock& clock_ = SystemClock::Instance();
+  ServiceHost services_;  // the plugins' services: started with serving
   uv_loop_t loop_{};
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};
   uv_fs_event_t dir_watch_{};

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "config/loader.h"
-#include "proxy/snapshot.h"
 #include "daemon/builtin_plugins.h"
+#include "daemon/check.h"
 #include "daemon/control.h"
 #include "daemon/options.h"
 
@@ -61,45 +61,25 @@ int main(int argc, char** argv) {
   if (!opt.routes_path.empty()) gw.value->routes_file = opt.routes_path;
 
   if (opt.check_only) {
-    config::LoadResult<config::RoutesConfig> routes =
-        config::LoadRoutesConfig(gw.value->routes_file);
-    for (const config::ConfigError& w : routes.warnings) {
-      std::fprintf(stderr, "%s (warning)\n", w.ToString().c_str());
-    }
-    for (const config::ConfigError& e : routes.errors) {
-      std::fprintf(stderr, "%s\n", e.ToString().c_str());
-      ++problems;
-    }
-    if (routes.value) {
-      // Compile everything the daemon would (plugin configs, references) to report all errors.
-      proxy::PluginRegistry registry;
-      daemon::RegisterBuiltinPlugins(&registry);
-      proxy::BuildReport report;
-      proxy::BuildSnapshot({&*gw.value, &*routes.value, nullptr, 1, &registry}, &report);
-      for (const config::ConfigError& e : report.errors) {
-        std::fprintf(stderr, "%s\n", e.ToString().c_str());
-        ++problems;
-      }
-      for (const std::string& w : report.warnings) {
-        std::fprintf(stderr, "%s (warning)\n", w.c_str());
-      }
-    }
-    if (problems > 0 || !routes.value) {
+    proxy::PluginRegistry registry;
+    daemon::RegisterBuiltinPlugins(&registry);
+    daemon::CheckResult check = daemon::CheckRoutes(*gw.value, registry, stderr);
+    problems += check.problems;
+    if (problems > 0 || !check.loaded) {
       std::fprintf(stderr, "turnpike: configuration check failed (%d error%s)\n", problems,
                    problems == 1 ? "" : "s");
       return 1;
     }
     std::printf("turnpike: %s and %s are valid (%zu routes, %zu upstreams)\n",
-                opt.config_path.c_str(), gw.value->routes_file.c_str(),
-                routes.value->routes.size(), routes.value->upstreams.size());
+                opt.config_path.c_str(), gw.value->routes_file.c_str(), check.routes,
+                check.upstreams);
     return 0;
   }
 
   spdlog::set_level(LevelFromNginx(gw.value->error_log_level));
   int rc = 0;
   {
-    daemon::Control control(
-        std::make_shared<const config::GatewayConfig>(std::move(*gw.value)));
+    daemon::Control control(std::make_shared<const config::GatewayConfig>(std::move(*gw.value)));
     rc = control.Run();
   }
   spdlog::shutdown();  // flushes the asynchronous access log

@@ -21,6 +21,12 @@ std::vector<std::string> PluginRegistry::Names() const {
   return names;
 }
 
+std::vector<const PluginFactory*> PluginRegistry::Factories() const {
+  std::vector<const PluginFactory*> out;
+  for (const auto& f : factories_) out.push_back(f.get());
+  return out;
+}
+
 void PluginChain::Sort() {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.priority > b.priority; });

@@ -17,6 +17,8 @@ class PluginRegistry {
   // nullptr when no plugin of that name exists.
   const PluginFactory* Find(std::string_view name) const;
   std::vector<std::string> Names() const;
+  // Every factory, in registration order (the daemon starts their services in this order).
+  std::vector<const PluginFactory*> Factories() const;
 
  private:
   std::vector<std::unique_ptr<PluginFactory>> factories_;

@@ -9,16 +9,18 @@
 
 #include "base/courtesy.h"
 #include "base/http_method.h"
+#include "metrics/registry.h"
+#include "turnpike/factory_context.h"
 
 namespace turnpike::proxy {
 namespace {
 
 void FillIpText(upstream::Node* node) {
   char text[INET6_ADDRSTRLEN] = {};
-  const void* src = node->addr.ss_family == AF_INET6
-                        ? static_cast<const void*>(
-                              &reinterpret_cast<const sockaddr_in6*>(&node->addr)->sin6_addr)
-                        : &reinterpret_cast<const sockaddr_in*>(&node->addr)->sin_addr;
+  const void* src =
+      node->addr.ss_family == AF_INET6
+          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&node->addr)->sin6_addr)
+          : &reinterpret_cast<const sockaddr_in*>(&node->addr)->sin_addr;
   if (inet_ntop(node->addr.ss_family, src, text, sizeof(text)) != nullptr) node->ip_text = text;
 }
 
@@ -75,8 +77,8 @@ upstream::NodeSetConstSharedPtr MakeNodeSet(const config::UpstreamSpec& spec,
     node.priority = n.priority;
     std::string error;
     if (!Resolve(&node, &error)) {
-      warnings->push_back(spec.loc.file + ":" + std::to_string(spec.loc.line) +
-                          ": node " + n.host + ": cannot resolve (" + error + "), node skipped");
+      warnings->push_back(spec.loc.file + ":" + std::to_string(spec.loc.line) + ": node " + n.host +
+                          ": cannot resolve (" + error + "), node skipped");
       continue;
     }
     bool v6 = node.host.find(':') != std::string::npos;
@@ -89,8 +91,8 @@ upstream::NodeSetConstSharedPtr MakeNodeSet(const config::UpstreamSpec& spec,
 
 class UpstreamBuilder {
  public:
-  UpstreamBuilder(const config::GatewayConfig& gateway, const Snapshot* previous,
-                  Snapshot* out, std::vector<std::string>* warnings, BuildStats* stats)
+  UpstreamBuilder(const config::GatewayConfig& gateway, const Snapshot* previous, Snapshot* out,
+                  std::vector<std::string>* warnings, BuildStats* stats)
       : gateway_(gateway), out_(out), warnings_(warnings), stats_(stats) {
     if (previous != nullptr) {
       for (const auto& u : previous->upstreams) previous_[u->key] = u.get();
@@ -160,25 +162,70 @@ bool AnyEntry(const PluginChain& chain, bool PluginChain::Entry::*flag) {
   return false;
 }
 
+const nlohmann::json& EmptyObject() {
+  static const nlohmann::json* empty = new nlohmann::json(nlohmann::json::object());
+  return *empty;
+}
+
+// The FactoryContext of one plugin instance.
+class InstanceContext final : public FactoryContext {
+ public:
+  InstanceContext(PluginOwner owner, const nlohmann::json& metadata, const nlohmann::json& attr,
+                  Clock& clock, int workers, MetricsRegistry& metrics)
+      : owner_(owner),
+        metadata_(metadata),
+        attr_(attr),
+        clock_(clock),
+        workers_(workers),
+        metrics_(metrics) {}
+  PluginOwner owner() const override { return owner_; }
+  const nlohmann::json& metadata() const override { return metadata_; }
+  const nlohmann::json& attr() const override { return attr_; }
+  Clock& clock() override { return clock_; }
+  int worker_count() const override { return workers_; }
+  MetricsRegistry& metrics() override { return metrics_; }
+
+ private:
+  PluginOwner owner_;
+  const nlohmann::json& metadata_;
+  const nlohmann::json& attr_;
+  Clock& clock_;
+  int workers_;
+  MetricsRegistry& metrics_;
+};
+
 // Compiles one owner's `plugins:` into chain entries. Returns false (with `error`) when a
 // plugin is unknown, not enabled, or its configuration is invalid: the owner is skipped.
 class PluginCompiler {
  public:
-  PluginCompiler(const BuildInput& input) : registry_(input.plugins) {
+  explicit PluginCompiler(const BuildInput& input)
+      : registry_(input.plugins),
+        gateway_(*input.gateway),
+        clock_(input.clock != nullptr ? *input.clock : SystemClock::Instance()),
+        workers_(std::max(1, input.gateway->worker_processes)) {
     const std::optional<std::vector<std::string>>& enabled =
         input.routes->enabled_plugins ? input.routes->enabled_plugins : input.gateway->plugins;
     if (enabled) {
       restricted_ = true;
       enabled_ = *enabled;
     }
+    for (const config::PluginMetadataSpec& m : input.routes->plugin_metadata) {
+      metadata_.emplace(m.id, &m.fields);
+    }
+    if (input.metrics != nullptr) {
+      metrics_ = input.metrics;
+    } else {
+      own_metrics_ = std::make_unique<metrics::Registry>(workers_);
+      metrics_ = own_metrics_.get();
+    }
   }
 
-  bool Compile(const std::vector<config::PluginSpec>& specs,
+  bool Compile(const std::vector<config::PluginSpec>& specs, PluginOwner owner,
                std::vector<PluginChain::Entry>* out, config::ConfigError* error) const {
     for (const config::PluginSpec& spec : specs) {
       const PluginFactory* factory = registry_ ? registry_->Find(spec.name) : nullptr;
-      bool enabled = !restricted_ || std::find(enabled_.begin(), enabled_.end(), spec.name) !=
-                                         enabled_.end();
+      bool enabled =
+          !restricted_ || std::find(enabled_.begin(), enabled_.end(), spec.name) != enabled_.end();
       if (factory == nullptr || !enabled) {
         *error = {spec.loc, spec.path, "unknown plugin [" + spec.name + "]"};
         return false;
@@ -207,7 +254,11 @@ class PluginCompiler {
           if (disabled) continue;  // `_meta.disable: true` turns this instance off
         }
       }
-      StatusOr<PluginConstSharedPtr> plugin = factory->Create(conf);
+      auto meta = metadata_.find(spec.name);
+      const nlohmann::json* attr = gateway_.PluginAttr(spec.name);
+      InstanceContext ctx(owner, meta != metadata_.end() ? *meta->second : EmptyObject(),
+                          attr != nullptr ? *attr : EmptyObject(), clock_, workers_, *metrics_);
+      StatusOr<PluginConstSharedPtr> plugin = factory->Create(conf, ctx);
       if (!plugin.ok()) {
         *error = {spec.loc, spec.path,
                   "failed to check the configuration of plugin " + spec.name +
@@ -222,8 +273,14 @@ class PluginCompiler {
 
  private:
   const PluginRegistry* registry_;
+  const config::GatewayConfig& gateway_;
+  Clock& clock_;
+  int workers_;
   bool restricted_ = false;
   std::vector<std::string> enabled_;
+  std::unordered_map<std::string_view, const nlohmann::json*> metadata_;  // by plugin name
+  MetricsRegistry* metrics_ = nullptr;
+  std::unique_ptr<metrics::Registry> own_metrics_;
 };
 
 // Overlays `top` on `base` by plugin name (a plugin in `top` wins).
@@ -266,7 +323,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     CompiledService s;
     s.spec = &spec;
     config::ConfigError error;
-    if (!plugins.Compile(spec.plugins, &s.plugins, &error)) {
+    if (!plugins.Compile(spec.plugins, {PluginOwnerKind::kService, spec.id}, &s.plugins, &error)) {
       report->errors.push_back(std::move(error));
       continue;
     }
@@ -277,7 +334,8 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
   for (const config::PluginConfigSpec& spec : routes.plugin_configs) {
     std::vector<PluginChain::Entry> entries;
     config::ConfigError error;
-    if (!plugins.Compile(spec.plugins, &entries, &error)) {
+    if (!plugins.Compile(spec.plugins, {PluginOwnerKind::kPluginConfig, spec.id}, &entries,
+                         &error)) {
       report->errors.push_back(std::move(error));
       continue;
     }
@@ -286,7 +344,8 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
   for (const config::GlobalRuleSpec& spec : routes.global_rules) {
     PluginChain chain;
     config::ConfigError error;
-    if (!plugins.Compile(spec.plugins, &chain.entries, &error)) {
+    if (!plugins.Compile(spec.plugins, {PluginOwnerKind::kGlobalRule, spec.id}, &chain.entries,
+                         &error)) {
       report->errors.push_back(std::move(error));
       continue;
     }
@@ -336,7 +395,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     if (spec.status == 0) continue;  // disabled routes are not matched at all
     std::vector<PluginChain::Entry> own;
     config::ConfigError error;
-    if (!plugins.Compile(spec.plugins, &own, &error)) {
+    if (!plugins.Compile(spec.plugins, {PluginOwnerKind::kRoute, spec.id}, &own, &error)) {
       report->errors.push_back(std::move(error));
       continue;  // the route is skipped, the rest applies
     }

@@ -15,6 +15,8 @@
 #include "expr/ip_matcher.h"
 #include "proxy/plugin_registry.h"
 #include "router/route_table.h"
+#include "turnpike/clock.h"
+#include "turnpike/metrics.h"
 #include "upstream/node_set.h"
 
 namespace turnpike::proxy {
@@ -29,7 +31,7 @@ struct Upstream {
   config::PassHost pass_host = config::PassHost::kPass;
   std::string upstream_host;
   config::KeepalivePool keepalive;
-  uint32_t slot = 0;                      // dense index: per-worker state (pickers) by slot
+  uint32_t slot = 0;  // dense index: per-worker state (pickers) by slot
 };
 
 struct Route {
@@ -40,8 +42,8 @@ struct Route {
   const Upstream* upstream = nullptr;  // nullptr: answer `fail_status`
   int fail_status = 0;                 // 502 (upstream_id not found) or 503 (no upstream)
   bool has_timeout = false;
-  config::Timeout timeout;             // overrides the upstream's when has_timeout
-  PluginChain chain;                   // service + plugin_config + route plugins, merged
+  config::Timeout timeout;  // overrides the upstream's when has_timeout
+  PluginChain chain;        // service + plugin_config + route plugins, merged
   // Predicates the router asks about (RouteKey::has_filter): client address, `vars`.
   std::optional<expr::IpMatcher> remote_addrs;
   expr::ExprConstPtr vars;
@@ -55,21 +57,21 @@ struct AddressRules {
   expr::IpMatcher real_ip_from;
   bool real_ip_from_unix = false;
   std::string real_ip_header = "x-real-ip";  // lowercased
-  bool real_ip_recursive = false;  // skip trusted addresses from the right of the header
+  bool real_ip_recursive = false;            // skip trusted addresses from the right of the header
   // apisix.trusted_addresses: peers whose X-Forwarded-* are kept.
   bool has_trusted = false;
   expr::IpMatcher trusted;
 };
 
 struct Snapshot {
-  uint64_t version = 0;                          // increases with every published snapshot
+  uint64_t version = 0;  // increases with every published snapshot
   router::RouteTableConstSharedPtr table;
-  std::vector<Route> routes;                     // indexed by the route table's payload
+  std::vector<Route> routes;                         // indexed by the route table's payload
   std::vector<std::unique_ptr<Upstream>> upstreams;  // indexed by Upstream::slot
   AddressRules addresses;
   bool delete_uri_tail_slash = false;
-  std::vector<PluginChain> global_rules;         // run for every request, matched or not
-  uint32_t global_phases = 0;                    // union of the global rules' phases
+  std::vector<PluginChain> global_rules;  // run for every request, matched or not
+  uint32_t global_phases = 0;             // union of the global rules' phases
   // Some route or global rule reads post_arg_* variables: a worker then reads a form body
   // (application/x-www-form-urlencoded, up to client_body_buffer_size) before routing.
   // Otherwise bodies always stream through unread.
@@ -94,6 +96,11 @@ struct BuildInput {
   const Snapshot* previous = nullptr;  // may be null; unchanged node sets keep its pointers
   uint64_t version = 0;
   const PluginRegistry* plugins = nullptr;  // may be null: then no plugin is known
+  // What plugin factories get (FactoryContext): both outlive every snapshot. Null metrics: a
+  // registry of the build's own (`turnpike check`), so factories still register and fail
+  // alike; null clock: the system clock.
+  MetricsRegistry* metrics = nullptr;
+  Clock* clock = nullptr;
 };
 
 struct BuildReport {

@@ -351,7 +351,6 @@ turnpike:
                 "conf/config.yaml:9:5: nginx_config.event.multi_accept: unknown key, ignored",
                 "conf/config.yaml:11:5: nginx_config.http.real_ip_headr: unknown key, ignored",
                 "conf/config.yaml:12:1: stream_plugins: unknown key, ignored",
-                "conf/config.yaml:14:1: plugin_attr: unknown key, ignored",
                 "conf/config.yaml:17:3: turnpike.routs_file: unknown key, ignored",
             }));
 }

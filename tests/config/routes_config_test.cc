@@ -139,17 +139,15 @@ routes:
 )");
   ASSERT_TRUE(r.value.has_value());
   EXPECT_TRUE(r.errors.empty());
-  EXPECT_EQ(Strings(r.warnings),
-            (Lines{
-                "apisix.yaml:1:1: consumers: not supported yet, ignored",
-                "apisix.yaml:2:1: consumer_groups: not supported yet, ignored",
-                "apisix.yaml:3:1: plugin_metadata: not supported yet, ignored",
-                "apisix.yaml:4:1: ssls: not supported yet, ignored",
-                "apisix.yaml:5:1: stream_routes: not supported yet, ignored",
-                "apisix.yaml:6:1: protos: not supported yet, ignored",
-                "apisix.yaml:7:1: secrets: not supported yet, ignored",
-                "apisix.yaml:8:1: routs: unknown key, ignored",
-            }));
+  EXPECT_EQ(Strings(r.warnings), (Lines{
+                                     "apisix.yaml:1:1: consumers: not supported yet, ignored",
+                                     "apisix.yaml:2:1: consumer_groups: not supported yet, ignored",
+                                     "apisix.yaml:4:1: ssls: not supported yet, ignored",
+                                     "apisix.yaml:5:1: stream_routes: not supported yet, ignored",
+                                     "apisix.yaml:6:1: protos: not supported yet, ignored",
+                                     "apisix.yaml:7:1: secrets: not supported yet, ignored",
+                                     "apisix.yaml:8:1: routs: unknown key, ignored",
+                                 }));
 }
 
 // A collection that is not a list is a whole-file error, like a missing `#END`: applying the

@@ -26,20 +26,17 @@
 namespace turnpike::fuzz {
 
 // file-logger's config part only: Create() validates and returns a plugin that does nothing.
-class FileLoggerConfigFactory final : public PluginFactory {
+struct FileLoggerConfigOnly final : Plugin {
+  explicit FileLoggerConfigOnly(plugins::file_logger::Config) {}
+  uint32_t phases() const override { return kPhaseLog; }
+};
+class FileLoggerConfigFactory final
+    : public TypedPluginFactory<FileLoggerConfigFactory, plugins::file_logger::Config,
+                                FileLoggerConfigOnly> {
  public:
-  std::string_view name() const override { return "file-logger"; }
-  int priority() const override { return 399; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override {
-    StatusOr<plugins::file_logger::Config> c = plugins::file_logger::ParseConfig(conf);
-    if (!c.ok()) return c.status();
-    return PluginConstSharedPtr(std::make_shared<NoOp>());
-  }
-
- private:
-  struct NoOp final : Plugin {
-    uint32_t phases() const override { return kPhaseLog; }
-  };
+  static constexpr std::string_view kName = "file-logger";
+  static constexpr int kPriority = 399;
+  static constexpr auto kParseConfig = &plugins::file_logger::ParseConfig;
 };
 
 inline const proxy::PluginRegistry& FuzzPluginRegistry() {

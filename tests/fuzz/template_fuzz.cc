@@ -2,7 +2,7 @@
 //
 // The first byte picks what the rest is ('v', 's', 'g', 'f', 'r'; any other byte b picks
 // "vsfr"[b % 4]):
-//   v  a response-rewrite header value ($var, ${var}, ${var ?? default}): ValueTemplate
+//   v  a response-rewrite header value ($var, ${var}, ${var ?? default}): Template
 //      compiled, rendered against a fake request
 //   s  a response-rewrite filter: lines pattern, replacement ($0, ${1}, $$), option letters,
 //   g  then the subject (the rest): Substitution compiled (g: gsub) and applied
@@ -27,7 +27,8 @@
 #include "plugins/file_logger/entry.h"
 #include "plugins/response_rewrite/response_rewrite.h"
 #include "plugins/response_rewrite/substitution.h"
-#include "plugins/response_rewrite/value_template.h"
+#include "support/fake_factory_context.h"
+#include "turnpike/template.h"
 
 namespace {
 
@@ -59,15 +60,18 @@ void FillRequest(FakePluginContext* ctx) {
   ctx->status = 200;
 }
 
-void FuzzValueTemplate(std::string_view text) {
-  rr::ValueTemplate t = rr::ValueTemplate::Compile(text);
-  FakePluginContext ctx;
-  FillRequest(&ctx);
-  std::string out;
-  t.Render(ctx, &out);
-  if (t.is_literal()) {
-    FUZZ_CHECK(t.literal() == text);
-    FUZZ_CHECK(out == t.literal());
+void FuzzTemplate(std::string_view text) {
+  for (bool captures : {false, true}) {
+    turnpike::Template t = turnpike::Template::Compile(text, {.captures = captures});
+    FakePluginContext ctx;
+    FillRequest(&ctx);
+    std::string out;
+    const std::optional<std::string_view> groups[] = {"whole", std::nullopt, "one"};
+    t.Render(ctx, &out, groups);
+    if (t.is_literal()) {
+      FUZZ_CHECK(t.literal() == text);
+      FUZZ_CHECK(out == t.literal());
+    }
   }
 }
 
@@ -113,7 +117,7 @@ void FuzzResponseRewrite(InputReader* in) {
   nlohmann::json conf = nlohmann::json::parse(in->Until('\0'), nullptr, false);
   if (conf.is_discarded()) return;
   turnpike::StatusOr<turnpike::PluginConstSharedPtr> plugin =
-      rr::ResponseRewriteFactory().Create(conf);
+      rr::ResponseRewriteFactory().Create(conf, turnpike::testing::FakeFactoryContext::Default());
   if (!plugin.ok()) return;
   std::vector<std::string> pieces;
   std::string_view body = in->rest();
@@ -148,7 +152,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   switch (mode) {
     case 'v':
-      FuzzValueTemplate(in.rest());
+      FuzzTemplate(in.rest());
       break;
     case 's':
     case 'g':

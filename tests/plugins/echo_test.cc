@@ -5,8 +5,12 @@
 #include <map>
 #include <string>
 
+#include "support/fake_factory_context.h"
+
 namespace turnpike::plugins::echo {
 namespace {
+
+FactoryContext& TestContext() { return turnpike::testing::FakeFactoryContext::Default(); }
 
 // Records what the plugin asks of the request.
 class FakeContext : public PluginContext {
@@ -27,13 +31,15 @@ class FakeContext : public PluginContext {
 };
 
 PluginConstSharedPtr Make(const char* json) {
-  StatusOr<PluginConstSharedPtr> p = EchoFactory().Create(nlohmann::json::parse(json));
+  StatusOr<PluginConstSharedPtr> p =
+      EchoFactory().Create(nlohmann::json::parse(json), TestContext());
   EXPECT_TRUE(p.ok()) << p.status().message();
   return p.ok() ? p.value() : nullptr;
 }
 
 std::string Error(const char* json) {
-  StatusOr<PluginConstSharedPtr> p = EchoFactory().Create(nlohmann::json::parse(json));
+  StatusOr<PluginConstSharedPtr> p =
+      EchoFactory().Create(nlohmann::json::parse(json), TestContext());
   EXPECT_FALSE(p.ok());
   return p.ok() ? "" : p.status().message();
 }
@@ -55,18 +61,15 @@ std::string Filter(const Plugin& plugin, std::vector<std::string> pieces) {
 TEST(EchoTest, ValidatesLikeApisix) {
   EXPECT_EQ(Error(R"({"body": 1})"),
             "property \"body\" validation failed: wrong type: expected string, got number");
-  EXPECT_NE(Error(R"({"headers": {"a": "b"}})").find("one of \"before_body\""),
-            std::string::npos);
+  EXPECT_NE(Error(R"({"headers": {"a": "b"}})").find("one of \"before_body\""), std::string::npos);
   EXPECT_NE(Error(R"({"body": "x", "headers": {}})").find("at least 1"), std::string::npos);
   EXPECT_EQ(Error(R"({"body": "x", "headers": {"a": true}})"), "invalid type as header value");
 }
 
 TEST(EchoTest, ReplacesPrefixesAndSuffixesTheBody) {
   EXPECT_EQ(Filter(*Make(R"({"body": "new"})"), {"old1", "old2"}), "new");
-  EXPECT_EQ(Filter(*Make(R"({"before_body": "<", "after_body": ">"})"), {"a", "b", "c"}),
-            "<abc>");
-  EXPECT_EQ(Filter(*Make(R"({"before_body": "[", "body": "x", "after_body": "]"})"), {"o"}),
-            "[x]");
+  EXPECT_EQ(Filter(*Make(R"({"before_body": "<", "after_body": ">"})"), {"a", "b", "c"}), "<abc>");
+  EXPECT_EQ(Filter(*Make(R"({"before_body": "[", "body": "x", "after_body": "]"})"), {"o"}), "[x]");
   EXPECT_EQ(Filter(*Make(R"({"after_body": "!"})"), {"one"}), "one!");
 }
 

@@ -3,14 +3,15 @@
 #include "plugins/file_logger/file_logger.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "plugins/file_logger/entry.h"
 #include "plugins/fake_plugin_context.h"
+#include "plugins/file_logger/entry.h"
+#include "support/fake_factory_context.h"
 #include "support/files.h"
 
 namespace turnpike::plugins::file_logger {
@@ -74,8 +75,11 @@ json Format(LogContext& ctx, const json& conf, CollectedBodies bodies = {}) {
 
 TEST(FileLoggerEntryTest, CustomFormatVariablesLiteralsAndNesting) {
   LogContext ctx;
-  ctx.vars = {{"host", "example.com"}, {"route_id", "r1"}, {"service_id", "s1"},
-              {"uri", "/a\"b"}, {"request_method", "GET"}};
+  ctx.vars = {{"host", "example.com"},
+              {"route_id", "r1"},
+              {"service_id", "s1"},
+              {"uri", "/a\"b"},
+              {"request_method", "GET"}};
   json e = Format(ctx, {{"path", "x"},
                         {"log_format",
                          {{"host", "$host"},
@@ -105,20 +109,26 @@ TEST(FileLoggerEntryTest, NestingDeeperThanFiveLevelsIsTruncated) {
 
 TEST(FileLoggerEntryTest, FullLog) {
   LogContext ctx;
-  ctx.vars = {{"scheme", "http"},         {"host", "example.com"},
-              {"server_port", "9080"},    {"request_uri", "/p?a=1&a=2&b=x%20y&c"},
-              {"request_method", "POST"}, {"args", "a=1&a=2&b=x%20y&c"},
-              {"request_length", "120"},  {"bytes_sent", "300"},
-              {"upstream_addr", "10.0.0.1:80"}, {"route_id", "r1"},
-              {"remote_addr", "1.2.3.4"}, {"hostname", "box"}};
+  ctx.vars = {{"scheme", "http"},
+              {"host", "example.com"},
+              {"server_port", "9080"},
+              {"request_uri", "/p?a=1&a=2&b=x%20y&c"},
+              {"request_method", "POST"},
+              {"args", "a=1&a=2&b=x%20y&c"},
+              {"request_length", "120"},
+              {"bytes_sent", "300"},
+              {"upstream_addr", "10.0.0.1:80"},
+              {"route_id", "r1"},
+              {"remote_addr", "1.2.3.4"},
+              {"hostname", "box"}};
   ctx.request_headers = {{"Host", "example.com"}, {"X-A", "1"}, {"x-a", "2"}};
   ctx.response_headers = {{"Content-Type", "text/plain"}};
   ctx.status = 201;
   CollectedBodies bodies;
   bodies.response = "resp\n";
   bodies.request = "req";
-  json e = Format(ctx, {{"path", "x"}, {"log_format_extra", {{"trace", "$host"}, {"route_id", "no"}}}},
-                  bodies);
+  json e = Format(
+      ctx, {{"path", "x"}, {"log_format_extra", {{"trace", "$host"}, {"route_id", "no"}}}}, bodies);
   EXPECT_EQ(e["request"]["url"], "http://example.com:9080/p?a=1&a=2&b=x%20y&c");
   EXPECT_EQ(e["request"]["uri"], "/p?a=1&a=2&b=x%20y&c");
   EXPECT_EQ(e["request"]["method"], "POST");
@@ -171,12 +181,13 @@ TEST(FileLoggerPluginTest, CollectsTheBodyAndHonoursMatch) {
   auto writer = std::make_shared<LogWriter>(std::chrono::milliseconds(5));
   FileLoggerFactory factory(writer);
   std::string path = dir.File("log.json");
-  StatusOr<PluginConstSharedPtr> plugin = factory.Create(
-      {{"path", path},
-       {"include_resp_body", true},
-       {"max_resp_body_bytes", 4},
-       {"log_format", {{"u", "$uri"}}},
-       {"match", json::parse(R"([[["arg_log", "==", "1"]]])")}});
+  StatusOr<PluginConstSharedPtr> plugin =
+      factory.Create({{"path", path},
+                      {"include_resp_body", true},
+                      {"max_resp_body_bytes", 4},
+                      {"log_format", {{"u", "$uri"}}},
+                      {"match", json::parse(R"([[["arg_log", "==", "1"]]])")}},
+                     turnpike::testing::FakeFactoryContext::Default());
   ASSERT_TRUE(plugin.ok()) << plugin.status().message();
   const auto& p = static_cast<const FileLoggerPlugin&>(*plugin.value());
   EXPECT_EQ(p.phases(), static_cast<uint32_t>(kPhaseLog | kPhaseBodyFilter));

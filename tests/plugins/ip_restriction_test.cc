@@ -5,20 +5,25 @@
 #include <string>
 
 #include "plugins/fake_plugin_context.h"
+#include "support/fake_factory_context.h"
 
 namespace turnpike::plugins::ip_restriction {
 namespace {
 
+FactoryContext& TestContext() { return turnpike::testing::FakeFactoryContext::Default(); }
+
 using testing::FakePluginContext;
 
 std::shared_ptr<const IpRestrictionPlugin> Make(const char* json) {
-  StatusOr<PluginConstSharedPtr> p = IpRestrictionFactory().Create(nlohmann::json::parse(json));
+  StatusOr<PluginConstSharedPtr> p =
+      IpRestrictionFactory().Create(nlohmann::json::parse(json), TestContext());
   EXPECT_TRUE(p.ok()) << p.status().message();
   return p.ok() ? std::static_pointer_cast<const IpRestrictionPlugin>(p.value()) : nullptr;
 }
 
 std::string Error(const char* json) {
-  StatusOr<PluginConstSharedPtr> p = IpRestrictionFactory().Create(nlohmann::json::parse(json));
+  StatusOr<PluginConstSharedPtr> p =
+      IpRestrictionFactory().Create(nlohmann::json::parse(json), TestContext());
   EXPECT_FALSE(p.ok()) << json;
   return p.ok() ? "" : p.status().message();
 }
@@ -112,7 +117,7 @@ TEST(IpRestrictionTest, ReplyBodyEscapesLikeCjson) {
 TEST(IpRestrictionTest, MessageThatIsNotUtf8) {
   nlohmann::json conf = {{"blacklist", {"10.0.0.1"}}, {"message", "no \xff entry"}};
   StatusOr<PluginConstSharedPtr> p = StatusOr<PluginConstSharedPtr>(Status::Error("not run"));
-  ASSERT_NO_THROW(p = IpRestrictionFactory().Create(conf));
+  ASSERT_NO_THROW(p = IpRestrictionFactory().Create(conf, TestContext()));
   ASSERT_TRUE(p.ok()) << p.status().message();
   FakePluginContext ctx;
   ctx.vars = {{"remote_addr", "10.0.0.1"}};

@@ -7,20 +7,25 @@
 
 #include "plugins/fake_plugin_context.h"
 #include "plugins/request_id/id_generator.h"
+#include "support/fake_factory_context.h"
 
 namespace turnpike::plugins::request_id {
 namespace {
 
+FactoryContext& TestContext() { return turnpike::testing::FakeFactoryContext::Default(); }
+
 using testing::FakePluginContext;
 
 std::shared_ptr<const RequestIdPlugin> Make(const char* json) {
-  StatusOr<PluginConstSharedPtr> p = RequestIdFactory().Create(nlohmann::json::parse(json));
+  StatusOr<PluginConstSharedPtr> p =
+      RequestIdFactory().Create(nlohmann::json::parse(json), TestContext());
   EXPECT_TRUE(p.ok()) << p.status().message();
   return p.ok() ? std::static_pointer_cast<const RequestIdPlugin>(p.value()) : nullptr;
 }
 
 std::string Error(const char* json) {
-  StatusOr<PluginConstSharedPtr> p = RequestIdFactory().Create(nlohmann::json::parse(json));
+  StatusOr<PluginConstSharedPtr> p =
+      RequestIdFactory().Create(nlohmann::json::parse(json), TestContext());
   EXPECT_FALSE(p.ok()) << json;
   return p.ok() ? "" : p.status().message();
 }

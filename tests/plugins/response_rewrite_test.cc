@@ -6,22 +6,26 @@
 
 #include "plugins/fake_plugin_context.h"
 #include "plugins/response_rewrite/substitution.h"
-#include "plugins/response_rewrite/value_template.h"
+#include "support/fake_factory_context.h"
 
 namespace turnpike::plugins::response_rewrite {
 namespace {
+
+FactoryContext& TestContext() { return turnpike::testing::FakeFactoryContext::Default(); }
 
 using testing::FakePluginContext;
 using testing::FilterBody;
 
 PluginConstSharedPtr Make(const std::string& json) {
-  StatusOr<PluginConstSharedPtr> p = ResponseRewriteFactory().Create(nlohmann::json::parse(json));
+  StatusOr<PluginConstSharedPtr> p =
+      ResponseRewriteFactory().Create(nlohmann::json::parse(json), TestContext());
   EXPECT_TRUE(p.ok()) << p.status().message();
   return p.ok() ? p.value() : nullptr;
 }
 
 std::string Error(const std::string& json) {
-  StatusOr<PluginConstSharedPtr> p = ResponseRewriteFactory().Create(nlohmann::json::parse(json));
+  StatusOr<PluginConstSharedPtr> p =
+      ResponseRewriteFactory().Create(nlohmann::json::parse(json), TestContext());
   EXPECT_FALSE(p.ok()) << json;
   return p.ok() ? "" : p.status().message();
 }
@@ -256,16 +260,16 @@ TEST(ResponseRewriteTest, SubstitutionMatchesNgxReSub) {
   EXPECT_EQ(Sub("a", "b", "", true, ""), "");
 }
 
-TEST(ResponseRewriteTest, ValueTemplateParsesLikeResolveVar) {
-  ValueTemplate plain = ValueTemplate::Compile("no vars here");
+TEST(ResponseRewriteTest, TemplateParsesLikeResolveVar) {
+  Template plain = Template::Compile("no vars here");
   EXPECT_TRUE(plain.is_literal());
   EXPECT_EQ(plain.literal(), "no vars here");
-  EXPECT_TRUE(ValueTemplate::Compile("price $").is_literal());
-  EXPECT_TRUE(ValueTemplate::Compile("${}").is_literal());
+  EXPECT_TRUE(Template::Compile("price $").is_literal());
+  EXPECT_TRUE(Template::Compile("${}").is_literal());
   FakePluginContext ctx;
   ctx.vars = {{"uri", "/a"}, {"arg_b", "2"}};
   std::string out;
-  ValueTemplate::Compile("$uri|${ arg_b }|${arg_c??d}|$uri$uri|\\$uri").Render(ctx, &out);
+  Template::Compile("$uri|${ arg_b }|${arg_c??d}|$uri$uri|\\$uri").Render(ctx, &out);
   EXPECT_EQ(out, "/a|2|d|/a/a|\\$uri");
 }
 
@@ -273,14 +277,16 @@ TEST(ResponseRewriteTest, ValueTemplateParsesLikeResolveVar) {
 // JIT code read past the end of "\xc3" (ending the match at offset 2 of 1), so Apply threw
 // std::out_of_range on a worker (found by tests/fuzz/template_fuzz).
 TEST(ResponseRewriteTest, SubstitutionLeavesInvalidUtf8Alone) {
-  const std::string buffer = "\xc3" "a";
+  const std::string buffer =
+      "\xc3"
+      "a";
   const std::string_view truncated(buffer.data(), 1);
   for (const char* pattern : {".", "(*UTF)."}) {
     StatusOr<Substitution> s =
         Substitution::Compile(pattern, "[$0]", std::string_view(pattern) == "." ? "u" : "", true);
     ASSERT_TRUE(s.ok()) << s.status().message();
-    for (std::string_view in : {truncated, std::string_view("ok \xff\xfe"),
-                                std::string_view("\xc3\xa9\xc3")}) {
+    for (std::string_view in :
+         {truncated, std::string_view("ok \xff\xfe"), std::string_view("\xc3\xa9\xc3")}) {
       std::string out;
       size_t n = 0;
       ASSERT_NO_THROW(n = s.value().Apply(in, &out)) << pattern;
@@ -297,7 +303,10 @@ TEST(ResponseRewriteTest, SubstitutionLeavesInvalidUtf8Alone) {
   std::string out;
   EXPECT_EQ(lax.value().Apply(truncated, &out), 0u);
   EXPECT_EQ(out, truncated);
-  EXPECT_EQ(lax.value().Apply("a\xff" "b", &out), 2u);
+  EXPECT_EQ(lax.value().Apply("a\xff"
+                              "b",
+                              &out),
+            2u);
   EXPECT_EQ(out, "[a]\xff[b]");
 }
 

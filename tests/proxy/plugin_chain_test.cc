@@ -93,7 +93,8 @@ class RecorderFactory final : public PluginFactory {
   RecorderFactory(std::string name, int priority) : name_(std::move(name)), priority_(priority) {}
   std::string_view name() const override { return name_; }
   int priority() const override { return priority_; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override {
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf,
+                                        FactoryContext&) const override {
     if (!conf.is_object()) return Status::Error("expected object");
     return PluginConstSharedPtr(
         std::make_shared<Recorder>(name_, conf.value("deny", false), conf.value("pass", false)));
@@ -147,7 +148,8 @@ class PauserFactory final : public PluginFactory {
  public:
   std::string_view name() const override { return "pauser"; }
   int priority() const override { return 1000; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override {
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf,
+                                        FactoryContext&) const override {
     return PluginConstSharedPtr(std::make_shared<Pauser>(conf.value("mode", "pause")));
   }
 };
@@ -179,7 +181,8 @@ class UpstreamSetterFactory final : public PluginFactory {
  public:
   std::string_view name() const override { return "setter"; }
   int priority() const override { return 900; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override {
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf,
+                                        FactoryContext&) const override {
     return PluginConstSharedPtr(std::make_shared<UpstreamSetter>(conf));
   }
 };

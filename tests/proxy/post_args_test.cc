@@ -39,8 +39,9 @@ class PostArgContextTest : public ::testing::Test {
 };
 
 TEST_F(PostArgContextTest, FieldsOfABufferedFormBody) {
-  Parse("POST /f HTTP/1.1\r\nHost: h\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-        "Content-Length: 30\r\n\r\n");
+  Parse(
+      "POST /f HTTP/1.1\r\nHost: h\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+      "Content-Length: 30\r\n\r\n");
   EXPECT_FALSE(Var("post_arg_name"));  // not read (streaming): no fields
   std::string body = "name=a+b&x=%31&x=2&flag&e=";
   ctx_.SetBufferedBody(body);
@@ -53,8 +54,9 @@ TEST_F(PostArgContextTest, FieldsOfABufferedFormBody) {
   body.assign(body.size(), 'z');
   EXPECT_EQ(Var("post_arg_name"), "a b");
   // A new request starts without a body.
-  Parse("POST /f HTTP/1.1\r\nHost: h\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-        "Content-Length: 6\r\n\r\n");
+  Parse(
+      "POST /f HTTP/1.1\r\nHost: h\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+      "Content-Length: 6\r\n\r\n");
   EXPECT_FALSE(Var("post_arg_name"));
   std::string next = "name=n";
   ctx_.SetBufferedBody(next);
@@ -63,8 +65,8 @@ TEST_F(PostArgContextTest, FieldsOfABufferedFormBody) {
 
 TEST_F(PostArgContextTest, OnlyFormContentTypesHaveFields) {
   std::string body = "name=x";
-  for (const char* type : {"application/x-www-form-urlencoded",
-                           "application/x-www-form-urlencoded; charset=UTF-8"}) {
+  for (const char* type :
+       {"application/x-www-form-urlencoded", "application/x-www-form-urlencoded; charset=UTF-8"}) {
     Parse(std::string("POST / HTTP/1.1\r\nHost: h\r\nContent-Type: ") + type +
           "\r\nContent-Length: 6\r\n\r\n");
     ctx_.SetBufferedBody(body);
@@ -93,7 +95,7 @@ class NopFactory final : public PluginFactory {
  public:
   std::string_view name() const override { return "nop"; }
   int priority() const override { return 1; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json&) const override {
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json&, FactoryContext&) const override {
     return PluginConstSharedPtr(std::make_shared<NopPlugin>());
   }
 };
@@ -134,8 +136,10 @@ class PostArgSnapshotTest : public ::testing::Test {
 
 TEST_F(PostArgSnapshotTest, OrdinaryRoutesReadNoBody) {
   AddRoute("plain");
-  AddRoute("vars").vars = config::VarsSpec{nlohmann::json::parse(
-      R"([["arg_name", "==", "x"], ["http_content_type", "~~", "form"]])"), {}, "vars"};
+  AddRoute("vars").vars = config::VarsSpec{
+      nlohmann::json::parse(R"([["arg_name", "==", "x"], ["http_content_type", "~~", "form"]])"),
+      {},
+      "vars"};
   AddRoute("plugin").plugins = {Nop(R"({"note": "post args are fine to mention"})")};
   SnapshotConstSharedPtr snap = Build();
   EXPECT_FALSE(snap->needs_post_args);

@@ -23,7 +23,8 @@ class NoOpFactory final : public PluginFactory {
  public:
   std::string_view name() const override { return "noop"; }
   int priority() const override { return 1; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override {
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf,
+                                        FactoryContext&) const override {
     if (conf.contains("_meta")) return Status::Error("_meta was not removed");
     return PluginConstSharedPtr(std::make_shared<NoOpPlugin>());
   }
@@ -72,8 +73,8 @@ TEST(SnapshotMetaTest, DisableFalseKeepsThePluginWithoutMeta) {
 TEST(SnapshotMetaTest, NonBooleanDisableIsAnErrorNotAnException) {
   for (const char* disable : {R"("yes")", "1", "null", "[]", "{}"}) {
     Built b;
-    ASSERT_NO_THROW(b = BuildWithPluginConf(std::string(R"({"_meta": {"disable": )") + disable +
-                                            "}}"))
+    ASSERT_NO_THROW(
+        b = BuildWithPluginConf(std::string(R"({"_meta": {"disable": )") + disable + "}}"))
         << disable;
     ASSERT_EQ(b.report.errors.size(), 1u) << disable;
     EXPECT_EQ(b.report.errors[0].path, "routes[0].plugins.noop");

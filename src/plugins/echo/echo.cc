@@ -29,10 +29,4 @@ void EchoPlugin::BodyFilter(PluginContext&, BodyPiece& piece) const {
   piece.data = out;
 }
 
-StatusOr<PluginConstSharedPtr> EchoFactory::Create(const nlohmann::json& conf) const {
-  StatusOr<Config> config = ParseConfig(conf);
-  if (!config.ok()) return config.status();
-  return PluginConstSharedPtr(std::make_shared<EchoPlugin>(std::move(config).value()));
-}
-
 }  // namespace turnpike::plugins::echo

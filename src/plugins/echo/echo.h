@@ -7,6 +7,7 @@
 
 #include "plugins/echo/config.h"
 #include "turnpike/plugin.h"
+#include "turnpike/typed_factory.h"
 
 namespace turnpike::plugins::echo {
 
@@ -21,11 +22,11 @@ class EchoPlugin final : public Plugin {
   Config config_;
 };
 
-class EchoFactory final : public PluginFactory {
+class EchoFactory final : public TypedPluginFactory<EchoFactory, Config, EchoPlugin> {
  public:
-  std::string_view name() const override { return "echo"; }
-  int priority() const override { return 412; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override;
+  static constexpr std::string_view kName = "echo";
+  static constexpr int kPriority = 412;
+  static constexpr auto kParseConfig = &ParseConfig;
 };
 
 }  // namespace turnpike::plugins::echo

@@ -45,7 +45,7 @@ std::vector<FormatField> CompileFormat(const nlohmann::json& format, int depth) 
 }
 
 // An array of arrays with at least one item (the *_expr properties), compiled.
-Status CompileExpr(const nlohmann::json& conf, const char* name, expr::ExprConstPtr* out) {
+Status CompileExpr(const nlohmann::json& conf, const char* name, ExpressionConstPtr* out) {
   auto it = conf.find(name);
   if (it == conf.end()) return Status::Ok();
   if (!it->is_array()) return schema::Property(name, schema::WrongType("array", *it));
@@ -55,7 +55,7 @@ Status CompileExpr(const nlohmann::json& conf, const char* name, expr::ExprConst
   for (const nlohmann::json& item : *it) {
     if (!item.is_array()) return schema::Property(name, schema::WrongType("array", item));
   }
-  StatusOr<expr::ExprConstPtr> e = expr::Expr::Compile(*it);
+  StatusOr<ExpressionConstPtr> e = Expression::Compile(*it);
   if (!e.ok()) {
     return Status::Error("failed to validate the '" + std::string(name) +
                          "' expression: " + e.status().message());
@@ -99,10 +99,9 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf) {
     }
     for (const nlohmann::json& item : *it) {
       if (!item.is_array()) return schema::Property("match", schema::WrongType("array", item));
-      StatusOr<expr::ExprConstPtr> e = expr::Expr::Compile(item);
+      StatusOr<ExpressionConstPtr> e = Expression::Compile(item);
       if (!e.ok()) {
-        return Status::Error("failed to validate the 'match' expression: " +
-                             e.status().message());
+        return Status::Error("failed to validate the 'match' expression: " + e.status().message());
       }
       c.match.push_back(std::move(e).value());
     }
@@ -129,8 +128,7 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf) {
   if (Status s = CompileExpr(conf, "include_req_body_expr", &c.include_req_body_expr); !s.ok()) {
     return s;
   }
-  if (Status s = CompileExpr(conf, "include_resp_body_expr", &c.include_resp_body_expr);
-      !s.ok()) {
+  if (Status s = CompileExpr(conf, "include_resp_body_expr", &c.include_resp_body_expr); !s.ok()) {
     return s;
   }
   if (Status s = ReadSize(conf, "max_req_body_bytes", &c.max_req_body_bytes); !s.ok()) return s;

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "expr/expr.h"
+#include "turnpike/expression.h"
 #include "turnpike/plugin.h"
 #include "turnpike/request_vars.h"
 
@@ -51,14 +51,14 @@ struct Config {
   std::optional<std::vector<FormatField>> log_format;
   std::vector<FormatField> log_format_extra;
   bool include_req_body = false;
-  expr::ExprConstPtr include_req_body_expr;
+  ExpressionConstPtr include_req_body_expr;
   bool include_resp_body = false;
-  expr::ExprConstPtr include_resp_body_expr;
+  ExpressionConstPtr include_resp_body_expr;
   uint64_t max_req_body_bytes = 524288;
   uint64_t max_resp_body_bytes = 524288;
   // `match`: the request is logged when one of these holds (APISIX evaluates each item of
   // the list on its own and stops at the first true one).
-  std::vector<expr::ExprConstPtr> match;
+  std::vector<ExpressionConstPtr> match;
 };
 
 // Control thread. Validates like APISIX's schema and check_schema.

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
-#include "base/strings.h"
+#include "turnpike/strings.h"
 
 namespace turnpike::plugins::file_logger {
 namespace {
@@ -16,7 +16,7 @@ void AppendJsonStringLower(std::string* out, std::string_view s) {
   // AppendJsonString added its own quotes: drop them, lowercase what is between.
   out->erase(start, 1);
   out->pop_back();
-  for (size_t i = start; i < out->size(); ++i) (*out)[i] = base::AsciiLower((*out)[i]);
+  for (size_t i = start; i < out->size(); ++i) (*out)[i] = AsciiLower((*out)[i]);
   out->push_back('"');
 }
 
@@ -40,13 +40,13 @@ void AppendNumberOrString(std::string* out, std::string_view s) {
 // ngx.unescape_uri for query arguments: %XX decoded, '+' is a space.
 void Unescape(std::string_view in, std::string* out) {
   out->clear();
-  base::AppendFormUnescaped(out, in);
+  AppendFormUnescaped(out, in);
 }
 
 // Variables the default entry reads, compiled once.
 struct FullLogVars {
-  VarRef scheme, host, server_port, request_uri, request_method, args, request_length,
-      bytes_sent, upstream_addr, route_id, service_id, remote_addr;
+  VarRef scheme, host, server_port, request_uri, request_method, args, request_length, bytes_sent,
+      upstream_addr, route_id, service_id, remote_addr;
   FullLogVars() {
     auto v = [](std::string_view name) { return CompileVar(name).value(); };
     scheme = v("scheme");
@@ -152,10 +152,10 @@ void WriteHeaders(std::string* out, const PluginContext& ctx,
   for (size_t i = 0; i < n; ++i) {
     bool seen = false;
     const std::string_view name = headers[i].first;
-    for (size_t j = 0; j < i && !seen; ++j) seen = base::EqualsIgnoreCase(headers[j].first, name);
+    for (size_t j = 0; j < i && !seen; ++j) seen = EqualsIgnoreCase(headers[j].first, name);
     if (seen) continue;
     size_t count = 1;
-    for (size_t j = i + 1; j < n; ++j) count += base::EqualsIgnoreCase(headers[j].first, name);
+    for (size_t j = i + 1; j < n; ++j) count += EqualsIgnoreCase(headers[j].first, name);
     if (!first) out->push_back(',');
     first = false;
     AppendJsonStringLower(out, name);
@@ -167,7 +167,7 @@ void WriteHeaders(std::string* out, const PluginContext& ctx,
     out->push_back('[');
     bool first_item = true;
     for (size_t j = i; j < n; ++j) {
-      if (!base::EqualsIgnoreCase(headers[j].first, name)) continue;
+      if (!EqualsIgnoreCase(headers[j].first, name)) continue;
       if (!first_item) out->push_back(',');
       first_item = false;
       AppendJsonString(out, headers[j].second);
@@ -191,13 +191,15 @@ void WriteField(std::string* out, bool* first, PluginContext& ctx, const FormatF
       text = ctx.Get(f.var);
       if (!text) return;
       break;
-    case FormatField::Kind::kUnknownVar: return;
+    case FormatField::Kind::kUnknownVar:
+      return;
     case FormatField::Kind::kRequestBody:
       text = bodies.request;
       if (!text) return;
       break;
     case FormatField::Kind::kLiteral:
-    case FormatField::Kind::kObject: break;
+    case FormatField::Kind::kObject:
+      break;
   }
   if (!*first) out->push_back(',');
   *first = false;
@@ -328,9 +330,8 @@ void WriteFull(PluginContext& ctx, const Config& config, const CollectedBodies& 
   if (!config.log_format_extra.empty()) {
     // Extra fields never replace a default one.
     static constexpr std::string_view kDefaultKeys[] = {
-        "request",   "response",  "server",     "upstream",         "service_id",
-        "route_id",  "consumer",  "client_ip",  "start_time",       "latency",
-        "upstream_latency",       "apisix_latency"};
+        "request",  "response",  "server",     "upstream", "service_id",       "route_id",
+        "consumer", "client_ip", "start_time", "latency",  "upstream_latency", "apisix_latency"};
     bool first = false;
     for (const FormatField& f : config.log_format_extra) {
       bool taken = false;
@@ -352,13 +353,27 @@ void AppendJsonString(std::string* out, std::string_view s) {
     out->append(s.data() + run, i - run);
     run = i + 1;
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\b': out->append("\\b"); break;
-      case '\f': out->append("\\f"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\b':
+        out->append("\\b");
+        break;
+      case '\f':
+        out->append("\\f");
+        break;
       default: {
         char buf[8];
         std::snprintf(buf, sizeof(buf), "\\u%04x", c);

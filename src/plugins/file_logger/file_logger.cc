@@ -10,8 +10,8 @@ void FileLoggerPlugin::BodyFilter(PluginContext& ctx, BodyPiece& piece) const {
   std::string* slot = ctx.RequestScratch(this);
   if (slot == nullptr) return;
   if (slot->empty()) {
-    bool collect = config_.include_resp_body_expr == nullptr ||
-                   config_.include_resp_body_expr->Eval(ctx);
+    bool collect =
+        config_.include_resp_body_expr == nullptr || config_.include_resp_body_expr->Eval(ctx);
     slot->push_back(collect ? 'y' : 'n');
   }
   if ((*slot)[0] != 'y') return;
@@ -24,7 +24,7 @@ void FileLoggerPlugin::BodyFilter(PluginContext& ctx, BodyPiece& piece) const {
 
 bool FileLoggerPlugin::Matches(PluginContext& ctx) const {
   if (config_.match.empty()) return true;
-  for (const expr::ExprConstPtr& e : config_.match) {
+  for (const ExpressionConstPtr& e : config_.match) {
     if (e->Eval(ctx)) return true;
   }
   return false;
@@ -56,12 +56,11 @@ void FileLoggerPlugin::Log(PluginContext& ctx) const {
 FileLoggerFactory::FileLoggerFactory(std::shared_ptr<LogWriter> writer)
     : writer_(writer ? std::move(writer) : std::make_shared<LogWriter>()) {}
 
-StatusOr<PluginConstSharedPtr> FileLoggerFactory::Create(const nlohmann::json& conf) const {
-  StatusOr<Config> config = ParseConfig(conf);
-  if (!config.ok()) return config.status();
-  std::shared_ptr<LogFile> file = writer_->File(config.value().path);
+StatusOr<PluginConstSharedPtr> FileLoggerFactory::MakePlugin(Config config,
+                                                             FactoryContext& /*ctx*/) const {
+  std::shared_ptr<LogFile> file = writer_->File(config.path);
   return PluginConstSharedPtr(
-      std::make_shared<FileLoggerPlugin>(std::move(config).value(), std::move(file)));
+      std::make_shared<FileLoggerPlugin>(std::move(config), std::move(file)));
 }
 
 }  // namespace turnpike::plugins::file_logger

@@ -9,6 +9,7 @@
 #include "plugins/file_logger/config.h"
 #include "plugins/file_logger/log_writer.h"
 #include "turnpike/plugin.h"
+#include "turnpike/typed_factory.h"
 
 namespace turnpike::plugins::file_logger {
 
@@ -33,13 +34,17 @@ class FileLoggerPlugin final : public Plugin {
   std::shared_ptr<LogFile> file_;
 };
 
-class FileLoggerFactory final : public PluginFactory {
+class FileLoggerFactory final
+    : public TypedPluginFactory<FileLoggerFactory, Config, FileLoggerPlugin> {
  public:
+  static constexpr std::string_view kName = "file-logger";
+  static constexpr int kPriority = 399;
+  static constexpr auto kParseConfig = &ParseConfig;
+
   // `writer` is shared by every instance; nullptr makes one.
   explicit FileLoggerFactory(std::shared_ptr<LogWriter> writer = nullptr);
-  std::string_view name() const override { return "file-logger"; }
-  int priority() const override { return 399; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override;
+  // The instance writes to the writer's file for config.path.
+  StatusOr<PluginConstSharedPtr> MakePlugin(Config config, FactoryContext& ctx) const;
 
   LogWriter& writer() const { return *writer_; }
 

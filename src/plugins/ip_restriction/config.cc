@@ -22,7 +22,7 @@ Status ReadList(std::string_view field, const nlohmann::json& v, std::vector<std
     }
     const std::string& entry = item.get_ref<const std::string&>();
     // One entry at a time, so the error names the entry that is wrong.
-    if (!expr::IpMatcher::Build({entry}).ok()) {
+    if (!IpMatcher::Build({entry}).ok()) {
       return schema::Property(field, prefix + " (invalid ip address: " + entry + ")");
     }
     out->push_back(entry);
@@ -79,7 +79,7 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf) {
   if (has_white && has_black) {
     return Status::Error("value should match only one schema, but matches both schemas 1 and 2");
   }
-  StatusOr<expr::IpMatcher> matcher = expr::IpMatcher::Build(entries);
+  StatusOr<IpMatcher> matcher = IpMatcher::Build(entries);
   if (!matcher.ok()) return matcher.status();
   c.matcher = std::move(matcher).value();
   c.whitelist = has_white;

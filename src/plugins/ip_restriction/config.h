@@ -12,13 +12,13 @@
 
 #include <string>
 
-#include "expr/ip_matcher.h"
+#include "turnpike/ip_matcher.h"
 #include "turnpike/plugin.h"
 
 namespace turnpike::plugins::ip_restriction {
 
 struct Config {
-  expr::IpMatcher matcher;
+  IpMatcher matcher;
   bool whitelist = false;  // else the matcher holds the blacklist
   std::string message = "Your IP address is not allowed";
   int response_code = 403;

@@ -23,10 +23,4 @@ PhaseResult IpRestrictionPlugin::Access(PluginContext& ctx) const {
   return PhaseResult::kRespond;
 }
 
-StatusOr<PluginConstSharedPtr> IpRestrictionFactory::Create(const nlohmann::json& conf) const {
-  StatusOr<Config> config = ParseConfig(conf);
-  if (!config.ok()) return config.status();
-  return PluginConstSharedPtr(std::make_shared<IpRestrictionPlugin>(std::move(config).value()));
-}
-
 }  // namespace turnpike::plugins::ip_restriction

@@ -2,7 +2,7 @@
 // real-IP processing) against the compiled list; a whitelist lets through only matching
 // clients, a blacklist turns matching clients away. Turned-away clients get
 // `response_code` with `{"message":"..."}`. One address parse and a binary search per
-// request (expr::IpMatcher); no allocation.
+// request (turnpike::IpMatcher); no allocation.
 #pragma once
 
 #include <memory>
@@ -10,6 +10,7 @@
 
 #include "plugins/ip_restriction/config.h"
 #include "turnpike/plugin.h"
+#include "turnpike/typed_factory.h"
 
 namespace turnpike::plugins::ip_restriction {
 
@@ -28,11 +29,12 @@ class IpRestrictionPlugin final : public Plugin {
   VarRef remote_addr_;
 };
 
-class IpRestrictionFactory final : public PluginFactory {
+class IpRestrictionFactory final
+    : public TypedPluginFactory<IpRestrictionFactory, Config, IpRestrictionPlugin> {
  public:
-  std::string_view name() const override { return "ip-restriction"; }
-  int priority() const override { return 3000; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override;
+  static constexpr std::string_view kName = "ip-restriction";
+  static constexpr int kPriority = 3000;
+  static constexpr auto kParseConfig = &ParseConfig;
 };
 
 }  // namespace turnpike::plugins::ip_restriction

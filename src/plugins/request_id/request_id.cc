@@ -74,10 +74,4 @@ void RequestIdPlugin::HeaderFilter(PluginContext& ctx) const {
   ctx.SetResponseHeader(config_.header_name, *id);
 }
 
-StatusOr<PluginConstSharedPtr> RequestIdFactory::Create(const nlohmann::json& conf) const {
-  StatusOr<Config> config = ParseConfig(conf);
-  if (!config.ok()) return config.status();
-  return PluginConstSharedPtr(std::make_shared<RequestIdPlugin>(std::move(config).value()));
-}
-
 }  // namespace turnpike::plugins::request_id

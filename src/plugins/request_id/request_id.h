@@ -13,6 +13,7 @@
 
 #include "plugins/request_id/config.h"
 #include "turnpike/plugin.h"
+#include "turnpike/typed_factory.h"
 
 namespace turnpike::plugins::request_id {
 
@@ -33,11 +34,12 @@ class RequestIdPlugin final : public Plugin {
   VarRef header_;  // http_<header_name>: the client's header
 };
 
-class RequestIdFactory final : public PluginFactory {
+class RequestIdFactory final
+    : public TypedPluginFactory<RequestIdFactory, Config, RequestIdPlugin> {
  public:
-  std::string_view name() const override { return "request-id"; }
-  int priority() const override { return 12015; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override;
+  static constexpr std::string_view kName = "request-id";
+  static constexpr int kPriority = 12015;
+  static constexpr auto kParseConfig = &ParseConfig;
 };
 
 }  // namespace turnpike::plugins::request_id

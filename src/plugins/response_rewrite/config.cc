@@ -50,7 +50,7 @@ Status ParseSetObject(const nlohmann::json& obj, std::vector<HeaderOp>* out, boo
       if (!value) return Status::Error("invalid type as header value");
       if (it.key().empty()) return Status::Error("invalid field length in header");
     }
-    out->push_back({it.key(), ValueTemplate::Compile(*value)});
+    out->push_back({it.key(), Template::Compile(*value)});
   }
   return Status::Ok();
 }
@@ -77,7 +77,7 @@ Status ParseHeaders(const nlohmann::json& h, Config* c) {
         return schema::Property("headers", std::string(kHeadersMismatch) + " (invalid header \"" +
                                                item.get<std::string>() + "\" in add)");
       }
-      c->add.push_back({std::move(name), ValueTemplate::Compile(value)});
+      c->add.push_back({std::move(name), Template::Compile(value)});
     }
   }
   if (set != h.end()) {
@@ -231,7 +231,7 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf) {
     c.body = std::move(decoded);
   }
   if (auto it = conf.find("vars"); it != conf.end()) {
-    StatusOr<expr::ExprConstPtr> e = expr::Expr::Compile(*it);
+    StatusOr<ExpressionConstPtr> e = Expression::Compile(*it);
     if (!e.ok()) return e.status();
     c.vars = std::move(e).value();
   }

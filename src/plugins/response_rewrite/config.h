@@ -18,16 +18,16 @@
 #include <string>
 #include <vector>
 
-#include "expr/expr.h"
 #include "plugins/response_rewrite/substitution.h"
-#include "plugins/response_rewrite/value_template.h"
+#include "turnpike/expression.h"
 #include "turnpike/plugin.h"
+#include "turnpike/template.h"
 
 namespace turnpike::plugins::response_rewrite {
 
 struct HeaderOp {
   std::string name;
-  ValueTemplate value;
+  Template value;
 };
 
 struct Config {
@@ -39,7 +39,7 @@ struct Config {
   std::vector<HeaderOp> add;
   std::vector<HeaderOp> set;
   std::vector<std::string> remove;
-  expr::ExprConstPtr vars;  // null: always rewrite
+  ExpressionConstPtr vars;  // null: always rewrite
 };
 
 // Control thread. Validates like APISIX's schema and check_schema; stricter in two places:

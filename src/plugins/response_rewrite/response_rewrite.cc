@@ -1,6 +1,6 @@
 #include "plugins/response_rewrite/response_rewrite.h"
 
-#include "base/strings.h"
+#include "turnpike/strings.h"
 
 namespace turnpike::plugins::response_rewrite {
 namespace {
@@ -22,7 +22,7 @@ void ResponseRewritePlugin::HeaderFilter(PluginContext& ctx) const {
     bool pass = false;
     if (!config_.filters.empty()) {
       std::optional<std::string_view> encoding = ctx.ResponseHeader("Content-Encoding");
-      pass = encoding && !encoding->empty() && !base::EqualsIgnoreCase(*encoding, "identity");
+      pass = encoding && !encoding->empty() && !EqualsIgnoreCase(*encoding, "identity");
     }
     if (state != nullptr) state->assign(1, pass ? kPass : kRewrite);
     if (!pass) ctx.MarkBodyModified();
@@ -82,12 +82,6 @@ void ResponseRewritePlugin::RunFilters(std::string* body, BodyPiece& piece) cons
   }
   if (in != piece.out) piece.out->swap(*in);
   piece.data = *piece.out;
-}
-
-StatusOr<PluginConstSharedPtr> ResponseRewriteFactory::Create(const nlohmann::json& conf) const {
-  StatusOr<Config> config = ParseConfig(conf);
-  if (!config.ok()) return config.status();
-  return PluginConstSharedPtr(std::make_shared<ResponseRewritePlugin>(std::move(config).value()));
 }
 
 }  // namespace turnpike::plugins::response_rewrite

@@ -17,6 +17,7 @@
 
 #include "plugins/response_rewrite/config.h"
 #include "turnpike/plugin.h"
+#include "turnpike/typed_factory.h"
 
 namespace turnpike::plugins::response_rewrite {
 
@@ -40,11 +41,12 @@ class ResponseRewritePlugin final : public Plugin {
   Config config_;
 };
 
-class ResponseRewriteFactory final : public PluginFactory {
+class ResponseRewriteFactory final
+    : public TypedPluginFactory<ResponseRewriteFactory, Config, ResponseRewritePlugin> {
  public:
-  std::string_view name() const override { return "response-rewrite"; }
-  int priority() const override { return 899; }
-  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf) const override;
+  static constexpr std::string_view kName = "response-rewrite";
+  static constexpr int kPriority = 899;
+  static constexpr auto kParseConfig = &ParseConfig;
 };
 
 }  // namespace turnpike::plugins::response_rewrite

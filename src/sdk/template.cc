@@ -1,6 +1,11 @@
-#include "plugins/response_rewrite/value_template.h"
+// turnpike::Template: compiled once, rendered per request (generalised from response-rewrite's
+// header values, which it still serves unchanged: without Options::captures, `$1` is the
+// variable named "1", unknown, so "").
+#include "turnpike/template.h"
 
-namespace turnpike::plugins::response_rewrite {
+#include <utility>
+
+namespace turnpike {
 namespace {
 
 bool IsWordChar(char c) {
@@ -16,10 +21,22 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// A capture index: digits only, at most 3 of them (groups beyond 999 do not exist).
+bool ParseCapture(std::string_view name, size_t* index) {
+  if (name.empty() || name.size() > 3) return false;
+  size_t v = 0;
+  for (char c : name) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<size_t>(c - '0');
+  }
+  *index = v;
+  return true;
+}
+
 }  // namespace
 
-ValueTemplate ValueTemplate::Compile(std::string_view text) {
-  ValueTemplate t;
+Template Template::Compile(std::string_view text, Options options) {
+  Template t;
   t.text_ = std::string(text);
   std::string literal;
   size_t i = 0;
@@ -57,18 +74,24 @@ ValueTemplate ValueTemplate::Compile(std::string_view text) {
     Part p;
     p.literal = std::move(literal);
     literal.clear();
-    p.is_var = true;
+    p.is_ref = true;
     // `name ?? default` (only the first `??` splits, as ngx_re.split's first two fields).
     if (size_t q = name.find("??"); q != std::string_view::npos) {
       std::string_view rest = Trim(name.substr(q + 2));
-      if (size_t q2 = rest.find("??"); q2 != std::string_view::npos)
+      if (size_t q2 = rest.find("??"); q2 != std::string_view::npos) {
         rest = Trim(rest.substr(0, q2));
+      }
       p.def = std::string(rest);
       name = Trim(name.substr(0, q));
     }
-    if (StatusOr<VarRef> ref = CompileVar(name); ref.ok()) p.var = std::move(ref).value();
+    if (options.captures && ParseCapture(name, &p.capture)) {
+      p.is_capture = true;
+      t.uses_captures_ = true;
+    } else if (StatusOr<VarRef> ref = CompileVar(name); ref.ok()) {
+      p.var = std::move(ref).value();
+    }
     t.parts_.push_back(std::move(p));
-    ++t.vars_;
+    ++t.refs_;
     i = end;
   }
   if (!literal.empty() || t.parts_.empty()) {
@@ -79,13 +102,25 @@ ValueTemplate ValueTemplate::Compile(std::string_view text) {
   return t;
 }
 
-void ValueTemplate::Render(RequestVars& vars, std::string* out) const {
+bool Template::Reads(VarRef::Kind kind) const {
+  for (const Part& p : parts_) {
+    if (p.var && p.var->kind == kind) return true;
+  }
+  return false;
+}
+
+void Template::Render(RequestVars& vars, std::string* out,
+                      std::span<const std::optional<std::string_view>> captures) const {
   out->clear();
   for (const Part& p : parts_) {
     out->append(p.literal);
-    if (!p.is_var) continue;
+    if (!p.is_ref) continue;
     std::optional<std::string_view> v;
-    if (p.var) v = vars.Get(*p.var);
+    if (p.is_capture) {
+      if (p.capture < captures.size()) v = captures[p.capture];
+    } else if (p.var) {
+      v = vars.Get(*p.var);
+    }
     if (v) {
       out->append(*v);
     } else if (p.def) {
@@ -94,4 +129,4 @@ void ValueTemplate::Render(RequestVars& vars, std::string* out) const {
   }
 }
 
-}  // namespace turnpike::plugins::response_rewrite
+}  // namespace turnpike

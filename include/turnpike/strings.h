@@ -1,0 +1,21 @@
+// String helpers for plugins: the ASCII case rules HTTP names follow and the query/form
+// unescaping nginx applies. All are allocation-free unless they return a std::string; any
+// thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace turnpike {
+
+constexpr char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+// ASCII case-insensitive equality (header names, tokens).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Appends `raw` unescaped the way query strings and form bodies are (ngx.unescape_uri,
+// ngx.req.get_post_args): '+' is a space, %XX a byte, and a '%' that starts no valid escape
+// stays as it is.
+void AppendFormUnescaped(std::string* out, std::string_view raw);
+
+}  // namespace turnpike

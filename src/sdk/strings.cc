@@ -1,0 +1,15 @@
+#include "turnpike/strings.h"
+
+#include "base/strings.h"
+
+namespace turnpike {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return base::EqualsIgnoreCase(a, b);
+}
+
+void AppendFormUnescaped(std::string* out, std::string_view raw) {
+  base::AppendFormUnescaped(out, raw);
+}
+
+}  // namespace turnpike

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "upstream/node_set_slot.h"
+
 namespace turnpike::upstream {
 namespace {
 
@@ -20,6 +22,12 @@ bool SameNodes(const NodeSet& a, const NodeSet& b) {
     if (!SameNode(a.nodes[i], b.nodes[i])) return false;
   }
   return true;
+}
+
+const NodeSetConstSharedPtr& EmptyNodeSet() {
+  static const NodeSetConstSharedPtr* empty =
+      new NodeSetConstSharedPtr(std::make_shared<NodeSet>());
+  return *empty;
 }
 
 }  // namespace turnpike::upstream

@@ -7,29 +7,9 @@
 
 namespace turnpike::upstream {
 
-bool TriedSet::Contains(uint32_t i) const {
-  if (i < 64) return (bits_ >> i) & 1u;
-  return std::find(overflow_.begin(), overflow_.end(), i) != overflow_.end();
-}
-
-void TriedSet::Add(uint32_t i) {
-  if (Contains(i)) return;
-  if (i < 64) {
-    bits_ |= uint64_t{1} << i;
-  } else {
-    overflow_.push_back(i);
-  }
-  ++count_;
-}
-
-void TriedSet::Clear() {
-  bits_ = 0;
-  overflow_.clear();  // keeps the capacity for the next request
-  count_ = 0;
-}
-
 void RoundRobinPicker::Build(NodeSetConstSharedPtr set) {
   set_ = std::move(set);
+  down_.Clear();
   groups_.clear();
   classes_.clear();
   class_nodes_.clear();
@@ -96,6 +76,17 @@ uint32_t RoundRobinPicker::PickInGroup(std::vector<Slot>& group, const TriedSet&
 }
 
 uint32_t RoundRobinPicker::Pick(const TriedSet& tried) {
+  if (down_.count() != 0) {
+    avoid_.Clear();
+    avoid_.Merge(tried);
+    avoid_.Merge(down_);
+    const uint32_t index = PickAvoiding(avoid_);
+    if (index != kNone) return index;
+  }
+  return PickAvoiding(tried);
+}
+
+uint32_t RoundRobinPicker::PickAvoiding(const TriedSet& tried) {
   if (tried.count() == 0 && !classes_.empty()) {
     WeightClass* best = nullptr;
     int64_t best_current = INT64_MIN;

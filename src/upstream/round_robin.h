@@ -1,44 +1,22 @@
 // Weighted round robin over a NodeSet (smooth weighted round robin, as nginx's upstream).
 //
-// Split Pingora-style: Build() runs when the worker first sees a NodeSet pointer (off the
-// per-request path), Pick() runs per request. A picker belongs to one worker; not
+// A Picker (upstream/balancer.h): Build() runs when the worker first sees a NodeSet pointer
+// (off the per-request path), Pick() runs per request. A picker belongs to one worker; not
 // thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "upstream/balancer.h"
 #include "upstream/node_set.h"
 
 namespace turnpike::upstream {
 
-// Nodes already tried by one request (bit i = node index i). Requests never retry a node.
-// Node sets larger than 64 fall back to a small vector.
-class TriedSet {
+class RoundRobinPicker final : public Picker {
  public:
-  bool Contains(uint32_t i) const;
-  void Add(uint32_t i);
-  void Clear();
-  size_t count() const { return count_; }
-
-  // For scans that test many indexes: the bits of the indexes below 64, and whether any
-  // index of 64 or more was added (then Contains() is needed for those).
-  uint64_t low_bits() const { return bits_; }
-  bool has_high() const { return !overflow_.empty(); }
-
- private:
-  uint64_t bits_ = 0;
-  std::vector<uint32_t> overflow_;
-  size_t count_ = 0;
-};
-
-class RoundRobinPicker {
- public:
-  static constexpr uint32_t kNone = UINT32_MAX;
-
-  // Rebuilds the picker for `set`. Keeps a reference to `set`.
-  void Build(NodeSetConstSharedPtr set);
-  const NodeSet* built_from() const { return set_.get(); }
+  // Rebuilds the picker for `set`. Keeps a reference to `set`. O(nodes log nodes).
+  void Build(NodeSetConstSharedPtr set) override;
 
   // Worker, hot path. Returns the index of the next node to use that is not in `tried`, or
   // kNone when every node was tried (or the set is empty, or Build() was never called).
@@ -49,7 +27,10 @@ class RoundRobinPicker {
   //
   // Cost: a first attempt (empty `tried`) is O(distinct weights in the group); a retry is
   // O(nodes), as every pick in nginx.
-  uint32_t Pick(const TriedSet& tried);
+  //
+  // Nodes marked down (set_down) are skipped like tried ones, at a retry's cost; when that
+  // leaves nothing, the down nodes are used too (fail-open).
+  uint32_t Pick(const TriedSet& tried) override;
 
  private:
   struct Slot {
@@ -61,8 +42,8 @@ class RoundRobinPicker {
   // Smooth weighted round robin over the slots of `group` that are not in `tried` and have
   // weight > 0 (or, with `zero_weight`, weight <= 0, each counted as 1); kNone if none.
   static uint32_t PickInGroup(std::vector<Slot>& group, const TriedSet& tried, bool zero_weight);
+  uint32_t PickAvoiding(const TriedSet& tried);
 
-  NodeSetConstSharedPtr set_;
   std::vector<std::vector<Slot>> groups_;  // by priority, highest first
   // First attempts run smooth WRR on the first group with a node of weight > 0, with its
   // nodes grouped by weight. Nodes of equal weight are always chosen in turn (index order),
@@ -81,6 +62,7 @@ class RoundRobinPicker {
   std::vector<WeightClass> classes_;  // empty when no node has weight > 0
   std::vector<uint32_t> class_nodes_;
   int64_t class_total_ = 0;
+  TriedSet avoid_;  // tried + down, when some node is down (capacity reused)
 };
 
 }  // namespace turnpike::upstream

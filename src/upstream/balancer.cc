@@ -1,0 +1,62 @@
+#include "upstream/balancer.h"
+
+#include <algorithm>
+
+#include "upstream/round_robin.h"
+
+namespace turnpike::upstream {
+
+bool TriedSet::Contains(uint32_t i) const {
+  if (i < 64) return (bits_ >> i) & 1u;
+  return std::find(overflow_.begin(), overflow_.end(), i) != overflow_.end();
+}
+
+void TriedSet::Add(uint32_t i) {
+  if (Contains(i)) return;
+  if (i < 64) {
+    bits_ |= uint64_t{1} << i;
+  } else {
+    overflow_.push_back(i);
+  }
+  ++count_;
+}
+
+void TriedSet::Clear() {
+  bits_ = 0;
+  overflow_.clear();  // keeps the capacity for the next request
+  count_ = 0;
+}
+
+void TriedSet::Merge(const TriedSet& other) {
+  for (uint32_t i = 0; i < 64; ++i) {
+    if ((other.bits_ >> i) & 1u) Add(i);
+  }
+  for (uint32_t i : other.overflow_) Add(i);
+}
+
+std::unique_ptr<Picker> NewPicker(BalancerType type) {
+  switch (type) {
+    case BalancerType::kRoundRobin:
+      break;
+  }
+  return std::make_unique<RoundRobinPicker>();
+}
+
+uint32_t PickUntried(const NodeSet& set, const TriedSet& tried) {
+  uint32_t best = Picker::kNone;
+  for (uint32_t i = 0; i < set.nodes.size(); ++i) {
+    if (tried.Contains(i)) continue;
+    if (best == Picker::kNone) {
+      best = i;
+      continue;
+    }
+    const Node& n = set.nodes[i];
+    const Node& b = set.nodes[best];
+    bool better_weight = n.weight > 0 && b.weight <= 0;
+    bool same_weight_class = (n.weight > 0) == (b.weight > 0);
+    if (better_weight || (same_weight_class && n.priority > b.priority)) best = i;
+  }
+  return best;
+}
+
+}  // namespace turnpike::upstream

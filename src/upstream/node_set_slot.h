@@ -1,0 +1,72 @@
+// NodeSetSlot: where one upstream's current node set is published, apart from the route
+// snapshot.
+//
+// The control thread (a discovery provider's answer, a DNS answer, or the snapshot build for
+// IP-literal nodes) Store()s a new immutable NodeSet; workers see it on their next request
+// for the upstream, without a route rebuild and without a wake-up: the slot keeps the current
+// set's address in an atomic, so a worker's check is one atomic load and one pointer compare
+// with the set its picker was built from (Peek() != picker.built_from()). Only on a change
+// does it Load() the set (a short lock for a pointer copy) and rebuild that one picker.
+//
+// Producers dedupe by value before storing (upstream::SameNodes), so a changed pointer is a
+// real change. A slot lives as long as the snapshots naming it (shared_ptr): an upstream that
+// keeps its key and node source across a reload keeps its slot, hence its set and the
+// workers' pickers.
+//
+// Thread rules: Store() from one thread at a time (the control thread, or the reload job
+// before the snapshot is published); Peek() and Load() from any thread. A set replaced by
+// Store() is returned to the caller so that it can be released on the control thread once no
+// worker or request holds it (see discovery::Directory), never destroyed on a worker by the
+// store itself.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "upstream/node_set.h"
+
+namespace turnpike::upstream {
+
+// The empty set every slot starts with (shared, immutable).
+const NodeSetConstSharedPtr& EmptyNodeSet();
+
+class NodeSetSlot {
+ public:
+  NodeSetSlot() : NodeSetSlot(EmptyNodeSet()) {}
+  explicit NodeSetSlot(NodeSetConstSharedPtr initial)
+      : value_(initial ? std::move(initial) : EmptyNodeSet()), current_(value_.get()) {}
+  NodeSetSlot(const NodeSetSlot&) = delete;
+  NodeSetSlot& operator=(const NodeSetSlot&) = delete;
+
+  // Publishes `set` (null means empty) and returns the set it replaces.
+  NodeSetConstSharedPtr Store(NodeSetConstSharedPtr set) {
+    if (!set) set = EmptyNodeSet();
+    const NodeSet* raw = set.get();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      value_.swap(set);
+    }
+    current_.store(raw, std::memory_order_release);
+    return set;
+  }
+
+  // Any thread. The current set's address, only to compare with a set the caller holds: the
+  // set behind it may be released at any time, so never dereference it.
+  const NodeSet* Peek() const { return current_.load(std::memory_order_acquire); }
+
+  // Any thread. The current set, never null.
+  NodeSetConstSharedPtr Load() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return value_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  NodeSetConstSharedPtr value_;
+  std::atomic<const NodeSet*> current_;
+};
+
+using NodeSetSlotSharedPtr = std::shared_ptr<NodeSetSlot>;
+
+}  // namespace turnpike::upstream

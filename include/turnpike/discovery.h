@@ -1,0 +1,100 @@
+// The discovery interface (reference §3.5, §5): what a service-discovery provider author
+// implements (dns, nacos, consul, kubernetes, ... later).
+//
+// A provider knows how to find the nodes of named services. The daemon tells it which
+// services are wanted: Watch() when a reload brings the first upstream with its
+// `discovery_type` and that `service_name` + `discovery_args`, Unwatch() when a reload
+// removes the last one. The provider answers through its DiscoverySink, at any time and as
+// often as the service changes, with an immutable list of nodes. From there the daemon does
+// the rest: domain names in the list are resolved, the list becomes the upstream's node set,
+// and workers switch to it on their next request, without a route rebuild.
+//
+// Contracts:
+//   - Producers dedupe by value. Publishing a list equal to the last one for the service is
+//     a no-op (the sink checks, so a polling provider may publish every answer).
+//   - Last known good. A failed lookup or poll publishes nothing: the last list stays. Publish
+//     an empty list only when the registry really says the service has no nodes (the
+//     upstream then answers 503).
+//   - Until a service's first Publish() its upstreams have no nodes (503, as APISIX before
+//     its first discovery answer), and /status/ready waits for ready().
+//
+// Thread rules: every call into the provider (Start, Watch, Unwatch, Stop, ready) and every
+// call into the sink happens on the control thread. A provider that works on a thread of its
+// own hands its answers back to the control thread before publishing. Nothing here may block
+// the control thread: lookups are asynchronous.
+#pragma once
+
+#include <compare>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "turnpike/status.h"
+
+namespace turnpike {
+
+// One node as a registry reports it (the discovery node schema: host and weight required).
+struct DiscoveredNode {
+  std::string host;  // IP literal or domain name (IPv6 without brackets)
+  int port = 0;      // 0: the scheme's default port
+  int weight = 1;    // >= 0
+  int priority = 0;  // higher first (reference §3.3)
+  bool operator==(const DiscoveredNode&) const = default;
+};
+
+using DiscoveredNodes = std::vector<DiscoveredNode>;
+using DiscoveredNodesConstSharedPtr = std::shared_ptr<const DiscoveredNodes>;
+
+// What an upstream asks a provider for: its `service_name` and `discovery_args` (nacos:
+// namespace_id, group_name), compared by value.
+struct ServiceRef {
+  std::string service_name;
+  std::map<std::string, std::string> args;
+  auto operator<=>(const ServiceRef&) const = default;
+  bool operator==(const ServiceRef&) const = default;
+};
+
+// Where a provider publishes. Implemented by the daemon; one sink per provider instance,
+// valid from Start() until Stop() returned. Control thread only.
+class DiscoverySink {
+ public:
+  // The current nodes of `service` (null is the same as empty). Ignored for services that
+  // are not watched, and a no-op when equal to the last list published for `service`.
+  virtual void Publish(const ServiceRef& service, DiscoveredNodesConstSharedPtr nodes) = 0;
+
+ protected:
+  ~DiscoverySink() = default;
+};
+
+class DiscoveryProvider {
+ public:
+  virtual ~DiscoveryProvider() = default;
+
+  // Once, before any Watch(). `sink` outlives the provider's use of it (until Stop()).
+  virtual Status Start(DiscoverySink* sink) = 0;
+  // `service` is wanted (first upstream naming it). Look it up, then keep it current.
+  virtual void Watch(const ServiceRef& service) = 0;
+  // `service` is no longer wanted (its last upstream is gone); publishing it is ignored.
+  virtual void Unwatch(const ServiceRef& service) = 0;
+  // Shutdown begins: cancel lookups, close connections. No Publish() afterwards.
+  virtual void Stop() = 0;
+  // /status/ready waits until this is true: typically once every service watched at the
+  // first snapshot has had its first answer (or its first lookup gave up).
+  virtual bool ready() const { return true; }
+};
+
+// The config part of a provider: registered by name (the upstream's `discovery_type`, e.g.
+// "dns") in the daemon's explicit list (src/daemon/builtin_providers.cc; no static
+// registration). Create() runs once on the control thread with the provider's section of
+// config.yaml (`discovery.<name>`; an empty object when absent) and validates it.
+class DiscoveryProviderFactory {
+ public:
+  virtual ~DiscoveryProviderFactory() = default;
+  virtual std::string_view name() const = 0;
+  virtual StatusOr<std::unique_ptr<DiscoveryProvider>> Create(const nlohmann::json& conf) const = 0;
+};
+
+}  // namespace turnpike

@@ -1,0 +1,276 @@
+#include "discovery/directory.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace turnpike::discovery {
+
+class Directory::Sink final : public DiscoverySink {
+ public:
+  Sink(Directory* directory, std::string provider)
+      : directory_(directory), provider_(std::move(provider)) {}
+  void Publish(const ServiceRef& service, DiscoveredNodesConstSharedPtr nodes) override {
+    directory_->OnPublish(provider_, service, std::move(nodes));
+  }
+
+ private:
+  Directory* directory_;
+  std::string provider_;
+};
+
+namespace {
+
+bool IsIpLiteral(const std::string& host) {
+  upstream::Node probe;
+  return ParseIpLiteral(host, 0, &probe);
+}
+
+}  // namespace
+
+Directory::Directory(uv_loop_t* loop, Resolver* resolver, Options options)
+    : loop_(loop), resolver_(resolver), options_(options) {}
+
+Directory::~Directory() = default;
+
+void Directory::AddProvider(std::string name, std::unique_ptr<DiscoveryProvider> provider) {
+  providers_[std::move(name)] = std::move(provider);
+}
+
+Status Directory::Start() {
+  for (auto& [name, provider] : providers_) {
+    sinks_.push_back(std::make_unique<Sink>(this, name));
+    Status s = provider->Start(sinks_.back().get());
+    if (!s.ok()) return Status::Error("discovery." + name + ": " + s.message());
+  }
+  uv_timer_init(loop_, &tick_);
+  tick_.data = this;
+  uv_timer_start(
+      &tick_, [](uv_timer_t* t) { static_cast<Directory*>(t->data)->Tick(); }, options_.tick_ms,
+      options_.tick_ms);
+  started_ = true;
+  return Status::Ok();
+}
+
+void Directory::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (auto& [name, provider] : providers_) provider->Stop();
+  for (auto& [name, host] : hosts_) {
+    if (host.lookup != 0) resolver_->Cancel(host.lookup);
+    host.lookup = 0;
+  }
+  if (started_) uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
+}
+
+void Directory::Apply(std::vector<Binding> bindings) {
+  if (stopped_) return;
+  std::unordered_map<const upstream::NodeSetSlot*, Entry> next;
+  std::vector<Entry*> fresh;
+  for (Binding& b : bindings) {
+    const upstream::NodeSetSlot* key = b.slot.get();
+    if (next.count(key) != 0) continue;  // several upstreams may share a slot
+    auto old = entries_.find(key);
+    if (old != entries_.end() && *old->second.binding.source == *b.source) {
+      next.emplace(key, std::move(old->second));
+      entries_.erase(old);
+      continue;
+    }
+    Entry& e = next[key];
+    e.binding = std::move(b);
+    e.initial = !applied_;
+    fresh.push_back(&e);
+  }
+  // New sources first, so names and services still in use are not dropped and looked up or
+  // watched again.
+  for (Entry* e : fresh) {
+    const NodeSource& source = *e->binding.source;
+    if (source.provider.empty()) {
+      SetNodes(e, std::make_shared<const DiscoveredNodes>(source.nodes));
+      continue;
+    }
+    auto p = providers_.find(source.provider);
+    if (p == providers_.end()) {
+      // APISIX: an upstream of an unconfigured discovery type has no nodes (503).
+      spdlog::warn("{}: discovery type \"{}\" is not configured; requests get 503", e->binding.name,
+                   source.provider);
+      SetNodes(e, std::make_shared<const DiscoveredNodes>());
+      continue;
+    }
+    Service& service = services_[{source.provider, source.service}];
+    service.provider = p->second.get();
+    e->service = &service;
+    if (service.watchers++ == 0) service.provider->Watch(source.service);
+    SetNodes(e, service.last);
+  }
+  for (auto& [key, e] : entries_) Detach(&e);
+  entries_ = std::move(next);
+  applied_ = true;
+  ReleaseRetired();
+}
+
+void Directory::Detach(Entry* e) {
+  for (const std::string& name : e->hosts) {
+    auto it = hosts_.find(name);
+    if (it == hosts_.end() || --it->second.refs > 0) continue;
+    if (it->second.lookup != 0) resolver_->Cancel(it->second.lookup);
+    hosts_.erase(it);
+  }
+  e->hosts.clear();
+  if (e->service != nullptr && --e->service->watchers == 0) {
+    const NodeSource& source = *e->binding.source;
+    e->service->provider->Unwatch(source.service);
+    services_.erase({source.provider, source.service});
+  }
+  e->service = nullptr;
+}
+
+void Directory::OnPublish(const std::string& provider, const ServiceRef& ref,
+                          DiscoveredNodesConstSharedPtr nodes) {
+  if (stopped_) return;
+  auto it = services_.find({provider, ref});
+  if (it == services_.end()) return;  // not watched (any more)
+  if (!nodes) nodes = std::make_shared<const DiscoveredNodes>();
+  Service& service = it->second;
+  if (service.last != nullptr && *service.last == *nodes) {
+    ++stats_.deduped;
+    return;
+  }
+  ++stats_.published;
+  service.last = nodes;
+  for (auto& [key, e] : entries_) {
+    if (e.service == &service) SetNodes(&e, nodes);
+  }
+}
+
+void Directory::SetNodes(Entry* e, DiscoveredNodesConstSharedPtr nodes) {
+  // Take references on the new list's names before dropping the old ones.
+  std::vector<std::string> names;
+  if (nodes != nullptr) {
+    for (const DiscoveredNode& n : *nodes) {
+      if (IsIpLiteral(n.host)) continue;
+      if (std::find(names.begin(), names.end(), n.host) != names.end()) continue;
+      names.push_back(n.host);
+      Host& host = hosts_[n.host];
+      if (host.refs++ == 0 && !host.answered && host.lookup == 0) Lookup(n.host, &host);
+    }
+  }
+  for (const std::string& name : e->hosts) {
+    auto it = hosts_.find(name);
+    if (it == hosts_.end() || --it->second.refs > 0) continue;
+    if (it->second.lookup != 0) resolver_->Cancel(it->second.lookup);
+    hosts_.erase(it);
+  }
+  e->hosts = std::move(names);
+  e->nodes = std::move(nodes);
+  Rebuild(e);
+}
+
+void Directory::Rebuild(Entry* e) {
+  auto set = std::make_shared<upstream::NodeSet>();
+  if (e->nodes != nullptr) {
+    set->nodes.reserve(e->nodes->size());
+    for (const DiscoveredNode& n : *e->nodes) {
+      upstream::Node node;
+      auto port = static_cast<uint16_t>(n.port == 0 ? kDefaultPort : n.port);
+      if (!ParseIpLiteral(n.host, port, &node)) {
+        auto it = hosts_.find(n.host);
+        if (it == hosts_.end() || !it->second.have_addr) continue;  // not (yet) resolved
+        SetAddress(reinterpret_cast<const sockaddr*>(&it->second.addr), it->second.addr_len, port,
+                   &node);
+      }
+      FinishNode(n, &node);
+      set->nodes.push_back(std::move(node));
+    }
+  }
+  upstream::NodeSetSlot& slot = *e->binding.slot;
+  if (upstream::SameNodes(*slot.Load(), *set)) {
+    ++stats_.unchanged;
+    return;
+  }
+  ++stats_.stored;
+  upstream::NodeSetConstSharedPtr replaced = slot.Store(std::move(set));
+  if (replaced != upstream::EmptyNodeSet()) retired_.push_back(std::move(replaced));
+}
+
+void Directory::Lookup(const std::string& name, Host* host) {
+  ++stats_.lookups;
+  host->lookup =
+      resolver_->Resolve(name, [this, name](const Resolution& r) { OnResolved(name, r); });
+}
+
+void Directory::OnResolved(const std::string& name, const Resolution& r) {
+  auto it = hosts_.find(name);
+  if (it == hosts_.end()) return;
+  Host& host = it->second;
+  host.lookup = 0;
+  uint64_t now = uv_now(loop_);
+  bool changed = !host.answered;
+  host.answered = true;
+  if (r.ok) {
+    if (!host.have_addr || host.addr_len != r.addr_len ||
+        std::memcmp(&host.addr, &r.addr, r.addr_len) != 0) {
+      changed = true;
+    }
+    host.have_addr = true;
+    host.addr = r.addr;
+    host.addr_len = r.addr_len;
+    if (host.failing) spdlog::info("node {}: resolves again", name);
+    host.failing = false;
+    uint64_t ttl_ms = uint64_t{r.ttl_seconds} * 1000;
+    host.next_ms = now + std::clamp(ttl_ms, options_.min_refresh_ms, options_.max_refresh_ms);
+  } else {
+    if (!host.failing) {
+      // As the blocking build used to say; a name that resolved before keeps its address.
+      spdlog::warn("node {}: cannot resolve ({}), {}", name, r.error,
+                   host.have_addr ? "keeping its last address" : "node skipped");
+    }
+    host.failing = true;
+    host.next_ms = now + options_.retry_ms;
+  }
+  if (!changed) return;
+  for (auto& [key, e] : entries_) {
+    if (std::find(e.hosts.begin(), e.hosts.end(), name) != e.hosts.end()) Rebuild(&e);
+  }
+}
+
+bool Directory::Answered(const Entry& e) const {
+  if (e.nodes == nullptr) return false;  // the provider has not answered yet
+  for (const std::string& name : e.hosts) {
+    auto it = hosts_.find(name);
+    if (it != hosts_.end() && !it->second.answered) return false;
+  }
+  return true;
+}
+
+bool Directory::ready() const {
+  if (ready_) return true;
+  if (!applied_) return false;
+  for (const auto& [key, e] : entries_) {
+    if (e.initial && !Answered(e)) return false;
+  }
+  for (const auto& [name, provider] : providers_) {
+    if (!provider->ready()) return false;
+  }
+  ready_ = true;
+  return true;
+}
+
+void Directory::Tick() {
+  uint64_t now = uv_now(loop_);
+  for (auto& [name, host] : hosts_) {
+    if (host.lookup == 0 && host.answered && now >= host.next_ms) Lookup(name, &host);
+  }
+  ReleaseRetired();
+}
+
+void Directory::ReleaseRetired() {
+  // use_count() == 1: only this list holds the set; no worker's picker nor request does, and
+  // nothing can take a new reference (it is no longer in any slot).
+  std::erase_if(retired_, [](const upstream::NodeSetConstSharedPtr& s) {
+    return s == nullptr || s.use_count() == 1;
+  });
+}
+
+}  // namespace turnpike::discovery

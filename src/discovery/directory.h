@@ -1,0 +1,149 @@
+// Directory: the control thread's table of node sources, feeding each upstream's
+// NodeSetSlot (see node_source.h and upstream/node_set_slot.h).
+//
+// After every published snapshot the daemon hands it the snapshot's bindings (slot + source
+// of each upstream the build could not fill). The directory then:
+//   - watches the services newly named (DiscoveryProvider::Watch), unwatches those no
+//     upstream names any more, and turns each provider answer into node sets; an answer
+//     equal to the service's last one is dropped (producers dedupe by value);
+//   - resolves domain names asynchronously (Resolver), one lookup per distinct name however
+//     many upstreams use it, re-resolving every answer's TTL (clamped to
+//     [min_refresh_ms, max_refresh_ms]); a failed lookup keeps the last good address (only a
+//     name never resolved is left out of its sets: 503 when nothing is left);
+//   - stores a node set in a slot only when it differs from the slot's current one
+//     (upstream::SameNodes), so workers rebuild a picker only for real changes. Routes,
+//     plugin chains and the router are never rebuilt for a node change.
+// Sets replaced in a slot are released here, on the control thread, once no worker or
+// request holds them any more (checked every tick).
+//
+// Thread rules: control thread only (the loop given to the constructor).
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "discovery/node_source.h"
+#include "discovery/resolver.h"
+#include "turnpike/discovery.h"
+#include "turnpike/status.h"
+#include "upstream/node_set_slot.h"
+
+namespace turnpike::discovery {
+
+// One upstream's slot and what feeds it.
+struct Binding {
+  std::string name;  // for logs, e.g. "upstreams/1"
+  NodeSourceConstSharedPtr source;
+  upstream::NodeSetSlotSharedPtr slot;
+};
+
+class Directory {
+ public:
+  struct Options {
+    uint64_t tick_ms = 1000;          // refresh and release check period
+    uint64_t min_refresh_ms = 5000;   // an answer is kept at least this long...
+    uint64_t max_refresh_ms = 60000;  // ...and at most this long, whatever its TTL
+    uint64_t retry_ms = 5000;         // after a failed lookup
+  };
+  struct Stats {
+    uint64_t published = 0;  // provider answers taken (content differed from the last)
+    uint64_t deduped = 0;    // provider answers equal to the last one: dropped
+    uint64_t stored = 0;     // node sets stored into slots
+    uint64_t unchanged = 0;  // rebuilt sets equal to the slot's: not stored
+    uint64_t lookups = 0;    // DNS lookups started
+  };
+
+  // `resolver` outlives the directory.
+  Directory(uv_loop_t* loop, Resolver* resolver, Options options);
+  Directory(uv_loop_t* loop, Resolver* resolver) : Directory(loop, resolver, Options{}) {}
+  // REQUIRES: Stop() was called and the loop has run its close callbacks (or Start() never
+  // was).
+  ~Directory();
+  Directory(const Directory&) = delete;
+  Directory& operator=(const Directory&) = delete;
+
+  // Before Start(): the provider serving upstreams with `discovery_type: name`.
+  void AddProvider(std::string name, std::unique_ptr<DiscoveryProvider> provider);
+  // Starts the providers and the tick timer. An error names the provider.
+  Status Start();
+  // Stops the providers, cancels lookups, closes the timer. Slots keep their sets.
+  // Idempotent.
+  void Stop();
+
+  // The bindings of the snapshot just published (all of them: the previous call's that are
+  // missing here are dropped). A binding whose slot was already bound keeps its state.
+  void Apply(std::vector<Binding> bindings);
+
+  // True once, after the first Apply(), every source then bound had its first answer
+  // (provider answer, and a lookup result for each domain name) and every provider is
+  // ready(); stays true afterwards. /status/ready waits for it.
+  bool ready() const;
+
+  const Stats& stats() const { return stats_; }
+  size_t watched_services() const { return services_.size(); }
+  size_t hosts() const { return hosts_.size(); }
+  size_t retired() const { return retired_.size(); }
+  // Frees replaced sets nobody holds any more (also done every tick).
+  void ReleaseRetired();
+
+ private:
+  using ServiceKey = std::pair<std::string, ServiceRef>;  // provider, service
+  struct Service {
+    DiscoveryProvider* provider = nullptr;
+    DiscoveredNodesConstSharedPtr last;  // null until the first answer
+    int watchers = 0;
+  };
+  struct Host {
+    int refs = 0;
+    bool answered = false;  // a first lookup finished (well or not)
+    bool have_addr = false;
+    sockaddr_storage addr{};
+    socklen_t addr_len = 0;
+    bool failing = false;  // the last lookup failed (logged once per failure streak)
+    uint64_t lookup = 0;   // resolver id in flight, 0 if none
+    uint64_t next_ms = 0;  // loop time of the next lookup
+  };
+  struct Entry {
+    Binding binding;
+    Service* service = nullptr;           // discovery sources
+    DiscoveredNodesConstSharedPtr nodes;  // the current list (null: no answer yet)
+    std::vector<std::string> hosts;       // domain names referenced by `nodes`
+    bool initial = false;                 // bound by the first Apply(): ready() waits for it
+  };
+  class Sink;  // a DiscoverySink per provider
+
+  void OnPublish(const std::string& provider, const ServiceRef& service,
+                 DiscoveredNodesConstSharedPtr nodes);
+  void SetNodes(Entry* entry, DiscoveredNodesConstSharedPtr nodes);
+  void Detach(Entry* entry);
+  void Rebuild(Entry* entry);
+  bool Answered(const Entry& entry) const;
+  void Lookup(const std::string& name, Host* host);
+  void OnResolved(const std::string& name, const Resolution& result);
+  void Tick();
+
+  uv_loop_t* loop_;
+  Resolver* resolver_;
+  Options options_;
+  uv_timer_t tick_{};
+  bool started_ = false;
+  bool stopped_ = false;
+  std::map<std::string, std::unique_ptr<DiscoveryProvider>> providers_;
+  std::vector<std::unique_ptr<Sink>> sinks_;
+  std::map<ServiceKey, Service> services_;
+  std::unordered_map<std::string, Host> hosts_;
+  std::unordered_map<const upstream::NodeSetSlot*, Entry> entries_;
+  std::vector<upstream::NodeSetConstSharedPtr> retired_;
+  bool applied_ = false;
+  mutable bool ready_ = false;  // latched
+  Stats stats_;
+};
+
+}  // namespace turnpike::discovery

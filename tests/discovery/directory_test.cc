@@ -1,0 +1,258 @@
+// discovery::Directory: static nodes with domain names resolved asynchronously, providers
+// watched and unwatched as bindings come and go, dedupe by value, last known good, readiness,
+// and release of replaced sets on the control thread.
+#include "discovery/directory.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "discovery/fakes.h"
+
+namespace turnpike::discovery {
+namespace {
+
+std::string Ip(const upstream::Node& n) { return n.ip_text; }
+
+class DirectoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    uv_loop_init(&loop_);
+    Directory::Options o;
+    o.tick_ms = 5;
+    o.min_refresh_ms = 10;
+    o.max_refresh_ms = 10;
+    o.retry_ms = 10;
+    dir_ = std::make_unique<Directory>(&loop_, &resolver_, o);
+    auto provider = std::make_unique<FakeProvider>();
+    provider_ = provider.get();
+    dir_->AddProvider("fake", std::move(provider));
+    ASSERT_TRUE(dir_->Start().ok());
+  }
+  void TearDown() override {
+    dir_->Stop();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    dir_.reset();
+    uv_loop_close(&loop_);
+  }
+
+  static Binding Static(upstream::NodeSetSlotSharedPtr slot, DiscoveredNodes nodes) {
+    auto source = std::make_shared<NodeSource>();
+    source->nodes = std::move(nodes);
+    return {"upstreams/s", source, std::move(slot)};
+  }
+  static Binding Discovered(upstream::NodeSetSlotSharedPtr slot, const std::string& provider,
+                            const std::string& service) {
+    auto source = std::make_shared<NodeSource>();
+    source->provider = provider;
+    source->service = ServiceRef{service, {}};
+    return {"upstreams/d", source, std::move(slot)};
+  }
+  // Runs the loop until `cond` or about a second passed.
+  template <typename Cond>
+  bool RunUntil(Cond cond) {
+    for (int i = 0; i < 400 && !cond(); ++i) {
+      uv_run(&loop_, UV_RUN_NOWAIT);
+      usleep(2500);
+    }
+    return cond();
+  }
+
+  uv_loop_t loop_{};
+  FakeResolver resolver_;
+  FakeProvider* provider_ = nullptr;
+  std::unique_ptr<Directory> dir_;
+};
+
+TEST_F(DirectoryTest, DomainNodesArePublishedWhenResolved) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Static(slot, {{"10.0.0.1", 8080, 1, 0}, {"svc.test", 81, 2, 0}})});
+  // The IP literal at once; the name once its answer comes.
+  ASSERT_EQ(slot->Load()->nodes.size(), 1u);
+  EXPECT_EQ(Ip(slot->Load()->nodes[0]), "10.0.0.1");
+  EXPECT_FALSE(dir_->ready()) << "a first answer is outstanding";
+  EXPECT_TRUE(resolver_.Pending("svc.test"));
+  ASSERT_EQ(resolver_.Answer("svc.test", "10.0.0.2"), 1);
+  upstream::NodeSetConstSharedPtr set = slot->Load();
+  ASSERT_EQ(set->nodes.size(), 2u);
+  const upstream::Node& n = set->nodes[1];
+  EXPECT_EQ(n.host, "svc.test");
+  EXPECT_EQ(n.ip_text, "10.0.0.2");
+  EXPECT_EQ(n.port, 81);
+  EXPECT_EQ(n.weight, 2);
+  EXPECT_EQ(n.host_header, "svc.test:81");
+  EXPECT_EQ(ntohs(reinterpret_cast<const sockaddr_in*>(&n.addr)->sin_port), 81);
+  EXPECT_TRUE(dir_->ready());
+}
+
+TEST_F(DirectoryTest, UnresolvableNameIsSkippedAndReadyAnyway) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Static(slot, {{"nope.invalid", 80, 1, 0}})});
+  EXPECT_TRUE(slot->Load()->nodes.empty());
+  resolver_.Answer("nope.invalid", "");
+  EXPECT_TRUE(slot->Load()->nodes.empty()) << "no node: the upstream answers 503";
+  EXPECT_TRUE(dir_->ready()) << "a failed first lookup is a first answer";
+}
+
+TEST_F(DirectoryTest, FailedReResolutionKeepsTheLastGoodAddress) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Static(slot, {{"svc.test", 80, 1, 0}})});
+  resolver_.Answer("svc.test", "10.0.0.7");
+  const upstream::NodeSet* good = slot->Peek();
+  ASSERT_EQ(slot->Load()->nodes.size(), 1u);
+  uint64_t stored = dir_->stats().stored;
+  // The refresh comes from the tick (TTL clamped to 10 ms here); it fails.
+  ASSERT_TRUE(RunUntil([&] { return resolver_.Pending("svc.test"); }));
+  resolver_.Answer("svc.test", "");
+  EXPECT_EQ(slot->Peek(), good) << "last known good";
+  EXPECT_EQ(dir_->stats().stored, stored);
+  // The next one succeeds with the same address: still nothing stored (dedupe by value).
+  ASSERT_TRUE(RunUntil([&] { return resolver_.Pending("svc.test"); }));
+  resolver_.Answer("svc.test", "10.0.0.7");
+  EXPECT_EQ(slot->Peek(), good);
+  // A new address is a new set.
+  ASSERT_TRUE(RunUntil([&] { return resolver_.Pending("svc.test"); }));
+  resolver_.Answer("svc.test", "10.0.0.8");
+  EXPECT_NE(slot->Peek(), good);
+  EXPECT_EQ(Ip(slot->Load()->nodes[0]), "10.0.0.8");
+}
+
+TEST_F(DirectoryTest, OneLookupPerNameAcrossUpstreams) {
+  auto a = std::make_shared<upstream::NodeSetSlot>();
+  auto b = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Static(a, {{"svc.test", 80, 1, 0}}), Static(b, {{"svc.test", 81, 1, 0}})});
+  EXPECT_EQ(resolver_.lookups("svc.test"), 1);
+  resolver_.Answer("svc.test", "10.0.0.3");
+  EXPECT_EQ(a->Load()->nodes.size(), 1u);
+  EXPECT_EQ(b->Load()->nodes.size(), 1u);
+  // A later snapshot adding a third user of the name takes the known address at once.
+  auto c = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Static(a, {{"svc.test", 80, 1, 0}}), Static(c, {{"svc.test", 82, 1, 0}})});
+  EXPECT_EQ(c->Load()->nodes.size(), 1u);
+  EXPECT_EQ(resolver_.lookups("svc.test"), 1);
+  EXPECT_EQ(dir_->hosts(), 1u);
+  dir_->Apply({});
+  EXPECT_EQ(dir_->hosts(), 0u) << "names nobody uses are forgotten";
+}
+
+TEST_F(DirectoryTest, ProviderIsToldWhatToWatch) {
+  EXPECT_EQ(provider_->starts, 1);
+  auto a = std::make_shared<upstream::NodeSetSlot>();
+  auto b = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(a, "fake", "users"), Discovered(b, "fake", "users")});
+  EXPECT_EQ(provider_->watch_calls, 1) << "one Watch per service, however many upstreams";
+  EXPECT_EQ(provider_->watched.count(ServiceRef{"users", {}}), 1u);
+  EXPECT_TRUE(a->Load()->nodes.empty()) << "no answer yet: 503";
+  EXPECT_FALSE(dir_->ready());
+  provider_->Publish("users", {{"10.0.1.1", 80, 1, 0}, {"10.0.1.2", 80, 1, 0}});
+  EXPECT_EQ(a->Load()->nodes.size(), 2u);
+  EXPECT_EQ(b->Load()->nodes.size(), 2u);
+  EXPECT_TRUE(dir_->ready());
+  // A reload keeps one upstream: still watched; drops both: unwatched.
+  dir_->Apply({Discovered(a, "fake", "users")});
+  EXPECT_EQ(provider_->unwatch_calls, 0);
+  dir_->Apply({});
+  EXPECT_EQ(provider_->unwatch_calls, 1);
+  EXPECT_TRUE(provider_->watched.empty());
+  EXPECT_EQ(dir_->watched_services(), 0u);
+  // Publishing an unwatched service is ignored.
+  provider_->Publish("users", {{"10.0.1.9", 80, 1, 0}});
+  EXPECT_EQ(a->Load()->nodes.size(), 2u);
+}
+
+TEST_F(DirectoryTest, EqualAnswersAreDroppedByValue) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  provider_->Publish("users", {{"10.0.1.1", 80, 1, 0}});
+  const upstream::NodeSet* first = slot->Peek();
+  EXPECT_EQ(dir_->stats().published, 1u);
+  provider_->Publish("users", {{"10.0.1.1", 80, 1, 0}});  // a new list, same content
+  EXPECT_EQ(dir_->stats().deduped, 1u);
+  EXPECT_EQ(slot->Peek(), first) << "same content: same pointer, no picker rebuild";
+  provider_->Publish("users", {{"10.0.1.1", 80, 5, 0}});
+  EXPECT_NE(slot->Peek(), first);
+  EXPECT_EQ(slot->Load()->nodes[0].weight, 5);
+}
+
+TEST_F(DirectoryTest, DiscoveredDomainNamesAreResolvedToo) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  provider_->Publish("users", {{"users.svc.test", 0, 1, 0}});
+  EXPECT_TRUE(slot->Load()->nodes.empty());
+  EXPECT_FALSE(dir_->ready());
+  resolver_.Answer("users.svc.test", "10.0.2.1");
+  ASSERT_EQ(slot->Load()->nodes.size(), 1u);
+  EXPECT_EQ(slot->Load()->nodes[0].port, 80) << "port 0: the scheme's default";
+  EXPECT_TRUE(dir_->ready());
+  // The next answer drops the name: its lookup is forgotten.
+  provider_->Publish("users", {{"10.0.2.2", 80, 1, 0}});
+  EXPECT_EQ(dir_->hosts(), 0u);
+}
+
+TEST_F(DirectoryTest, UnknownDiscoveryTypeHasNoNodes) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "consul", "users")});
+  EXPECT_TRUE(slot->Load()->nodes.empty());
+  EXPECT_TRUE(dir_->ready()) << "nothing to wait for";
+}
+
+TEST_F(DirectoryTest, ReadyWaitsForProviders) {
+  provider_->ready_flag = false;
+  dir_->Apply({});
+  EXPECT_FALSE(dir_->ready());
+  provider_->ready_flag = true;
+  EXPECT_TRUE(dir_->ready());
+  provider_->ready_flag = false;
+  EXPECT_TRUE(dir_->ready()) << "latched: readiness does not flap";
+}
+
+TEST_F(DirectoryTest, ReadyOnlyWaitsForTheFirstSnapshot) {
+  dir_->Apply({});
+  EXPECT_TRUE(dir_->ready());
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Static(slot, {{"late.test", 80, 1, 0}})});
+  EXPECT_TRUE(dir_->ready()) << "a later reload's names do not make the daemon unready";
+}
+
+TEST_F(DirectoryTest, ReplacedSetsAreReleasedHereOnceUnused) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  provider_->Publish("users", {{"10.0.1.1", 80, 1, 0}});
+  upstream::NodeSetConstSharedPtr pinned = slot->Load();  // a worker's picker or a request
+  std::weak_ptr<const upstream::NodeSet> watch = pinned;
+  provider_->Publish("users", {{"10.0.1.2", 80, 1, 0}});
+  dir_->ReleaseRetired();
+  EXPECT_EQ(dir_->retired(), 1u) << "still pinned";
+  pinned.reset();  // the last pin goes: the set is not freed by that (the directory holds it)
+  EXPECT_FALSE(watch.expired());
+  dir_->ReleaseRetired();
+  EXPECT_EQ(dir_->retired(), 0u);
+  EXPECT_TRUE(watch.expired());
+}
+
+TEST_F(DirectoryTest, KeptBindingKeepsItsState) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  Binding b = Static(slot, {{"svc.test", 80, 1, 0}});
+  dir_->Apply({b});
+  resolver_.Answer("svc.test", "10.0.0.5");
+  const upstream::NodeSet* set = slot->Peek();
+  dir_->Apply({b});  // the next snapshot reuses the slot and source
+  EXPECT_EQ(resolver_.lookups("svc.test"), 1);
+  EXPECT_EQ(slot->Peek(), set);
+}
+
+TEST_F(DirectoryTest, StopStopsProvidersAndLookups) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Static(slot, {{"svc.test", 80, 1, 0}})});
+  dir_->Stop();
+  EXPECT_EQ(provider_->stops, 1);
+  EXPECT_FALSE(resolver_.Pending("svc.test")) << "cancelled";
+}
+
+}  // namespace
+}  // namespace turnpike::discovery

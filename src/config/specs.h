@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -128,6 +129,11 @@ struct UpstreamSpec {
   PassHost pass_host = PassHost::kPass;
   std::string upstream_host;  // required when pass_host == kRewrite
   std::optional<KeepalivePool> keepalive_pool;
+  // Service discovery (reference §3.5): set together, instead of `nodes`. The loader does not
+  // accept discovery upstreams yet (no provider exists), so only tests fill these today.
+  std::string discovery_type;
+  std::string service_name;
+  std::map<std::string, std::string> discovery_args;
   SourceLoc loc;
 };
 

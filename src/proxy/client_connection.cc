@@ -42,6 +42,7 @@ ClientConnection::~ClientConnection() {
   if (x_ != nullptr) {
     ReleaseBodyBuffer();
     x_->snapshot.reset();
+    x_->nodes.reset();
     x_->up = nullptr;
     if (!worker_->ReturnExchange(x_)) delete x_;  // closed for good: nothing refers to it
   }
@@ -131,6 +132,7 @@ void ClientConnection::Close() {
       x_->up = nullptr;
     }
     x_->snapshot.reset();
+    x_->nodes.reset();
   }
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &OnClose);
   timer_.Close(&OnClose);
@@ -412,7 +414,8 @@ void ClientConnection::ForwardToUpstream() {
     ReplyLocal(x_->route->fail_status, "");
     return;
   }
-  if (x_->upstream->nodes->nodes.empty()) {
+  x_->nodes = worker_->CurrentNodes(*x_->upstream);  // the pin: one refcount per request
+  if (x_->nodes->nodes.empty()) {
     ReplyLocal(503, "");
     return;
   }
@@ -721,7 +724,7 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
   line.append(agent);
   line.append("\" ");
   if (x_->attempts > 0 && x_->upstream != nullptr) {
-    const upstream::Node& node = x_->upstream->nodes->nodes[x_->node_index];
+    const upstream::Node& node = x_->nodes->nodes[x_->node_index];
     line.append(node.host);
     line.push_back(':');
     base::AppendDecimal(&line, node.port);
@@ -744,6 +747,7 @@ void ClientConnection::FinishExchange(bool upstream_reusable) {
   ReleaseUpstream(upstream_reusable);
   ReleaseBodyBuffer();
   x_->snapshot.reset();
+  x_->nodes.reset();
   x_->route = nullptr;
   x_->upstream = nullptr;
   if (!keep_alive_ || worker_->draining()) {

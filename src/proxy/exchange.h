@@ -53,6 +53,8 @@ struct Exchange {
   SnapshotConstSharedPtr snapshot;  // pinned for the whole exchange
   const Route* route = nullptr;
   const Upstream* upstream = nullptr;
+  upstream::NodeSetConstSharedPtr nodes;  // upstream's set, pinned when chosen (node_index
+                                          // indexes it; the access log reads it at the end)
   uint32_t node_index = 0;
   upstream::TriedSet tried;
   uint32_t attempts = 0;

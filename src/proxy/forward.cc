@@ -51,7 +51,7 @@ void ClientConnection::StartAttempt() {
     ReplyLocal(502, "");
     return;
   }
-  uint32_t i = worker_->PickNode(*x_->upstream, x_->tried);
+  uint32_t i = worker_->PickNode(*x_->upstream, *x_->nodes, x_->tried);
   if (i == upstream::RoundRobinPicker::kNone) {
     ReplyLocal(x_->attempts > 0 ? x_->attempt_status[std::min<size_t>(x_->attempts, 8) - 1] : 502,
                "");
@@ -59,14 +59,14 @@ void ClientConnection::StartAttempt() {
   }
   x_->tried.Add(i);
   x_->node_index = i;
-  ReportAttempt(x_->upstream->nodes->nodes[i]);
+  ReportAttempt(x_->nodes->nodes[i]);
   if (x_->attempts < x_->attempt_status.size()) x_->attempt_status[x_->attempts] = 0;
   ++x_->attempts;
   ConnectNode(/*fresh=*/false);
 }
 
 void ClientConnection::ConnectNode(bool fresh) {
-  const upstream::Node& node = x_->upstream->nodes->nodes[x_->node_index];
+  const upstream::Node& node = x_->nodes->nodes[x_->node_index];
   PoolKey key;
   std::memcpy(&key.addr, &node.addr, node.addr_len);
   key.len = node.addr_len;
@@ -118,7 +118,7 @@ void ClientConnection::FailAttempt(int status, bool connect_phase) {
     ConnectNode(/*fresh=*/true);
     return;
   }
-  if (can_retry && x_->attempts <= static_cast<uint32_t>(x_->upstream->retries)) {
+  if (can_retry && x_->attempts <= static_cast<uint32_t>(x_->upstream->Retries(*x_->nodes))) {
     StartAttempt();
     return;
   }
@@ -176,7 +176,7 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
 }
 
 void ClientConnection::SendRequestHead() {
-  const upstream::Node& node = x_->upstream->nodes->nodes[x_->node_index];
+  const upstream::Node& node = x_->nodes->nodes[x_->node_index];
   EncodeRequestHead(&x_->up_request_head, node);
   x_->up->CountRequest();
   x_->up_parser.Reset(x_->ctx.upstream_method() == base::Method::kHead);

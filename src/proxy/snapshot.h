@@ -5,33 +5,51 @@
 // A request pins the snapshot it started with, so a reload never changes it mid-flight.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "config/specs.h"
+#include "discovery/directory.h"
+#include "discovery/node_source.h"
 #include "expr/expr.h"
 #include "expr/ip_matcher.h"
 #include "proxy/plugin_registry.h"
 #include "router/route_table.h"
 #include "turnpike/clock.h"
 #include "turnpike/metrics.h"
+#include "upstream/balancer.h"
 #include "upstream/node_set.h"
+#include "upstream/node_set_slot.h"
 
 namespace turnpike::proxy {
 
-// An upstream ready to use: resolved nodes and effective settings.
+// An upstream ready to use: where its nodes are published, and effective settings.
+//
+// The nodes live in their own slot, apart from the snapshot (upstream/node_set_slot.h): the
+// build fills it at once when every node is an IP literal; otherwise (domain names,
+// discovery) `source` says what feeds it and the control thread's discovery::Directory
+// publishes sets into it later, without rebuilding the snapshot. Until then it is empty (503).
 struct Upstream {
-  std::string key;                        // "upstreams/<id>" or "routes/<id>" (inline)
-  upstream::NodeSetConstSharedPtr nodes;  // never null (may be empty)
-  config::Timeout timeout;                // effective (defaults applied)
-  int retries = 0;                        // effective: spec, else nodes - 1
+  std::string key;  // "upstreams/<id>" or "routes/<id>" (inline)
+  // Never null; shared with later snapshots that keep the key and the source.
+  upstream::NodeSetSlotSharedPtr nodes;
+  discovery::NodeSourceConstSharedPtr source;  // null: nodes fixed at build (IP literals)
+  upstream::BalancerType balancer = upstream::BalancerType::kRoundRobin;
+  config::Timeout timeout;  // effective (defaults applied)
+  int retries = -1;         // spec, or -1: nodes - 1 of the set in use
   double retry_timeout = 0;
   config::PassHost pass_host = config::PassHost::kPass;
   std::string upstream_host;
   config::KeepalivePool keepalive;
-  uint32_t slot = 0;  // dense index: per-worker state (pickers) by slot
+  uint32_t slot = 0;                      // dense index: per-worker state (pickers) by slot
+
+  // Retries allowed for a request that pinned `set`.
+  int Retries(const upstream::NodeSet& set) const {
+    return retries >= 0 ? retries : std::max<int>(0, static_cast<int>(set.nodes.size()) - 1);
+  }
 };
 
 struct Route {
@@ -86,8 +104,9 @@ using SnapshotConstSharedPtr = std::shared_ptr<const Snapshot>;
 struct BuildStats {
   size_t routes = 0;
   size_t upstreams = 0;
-  size_t nodes = 0;
-  size_t reused_node_sets = 0;  // node sets carried over unchanged from `previous`
+  size_t nodes = 0;              // configured nodes (discovered ones are not counted)
+  size_t reused_node_sets = 0;   // node-set slots carried over unchanged from `previous`
+  size_t pending_node_sets = 0;  // slots left to the control thread (domain names, discovery)
 };
 
 struct BuildInput {
@@ -111,8 +130,15 @@ struct BuildReport {
   BuildStats stats;
 };
 
-// Control thread. Composes routes with their services and plugin configs (reference §2.5),
-// compiles plugin chains, resolves upstream nodes (may block on DNS) and builds the router.
+// Control thread (or the reload job on the thread pool). Composes routes with their services
+// and plugin configs (reference §2.5), compiles plugin chains, fills node sets of IP-literal
+// nodes and builds the router. Never blocks on DNS: upstreams with domain names or a
+// discovery source get an empty slot, fed by the Directory once the snapshot is published
+// (see NodeBindings).
 SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* report);
+
+// Control thread: the slots of `snapshot` that the discovery::Directory must feed (upstreams
+// with a source), for Directory::Apply() right after publishing it.
+std::vector<discovery::Binding> NodeBindings(const Snapshot& snapshot);
 
 }  // namespace turnpike::proxy

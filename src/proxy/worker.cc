@@ -104,17 +104,7 @@ void Worker::OnAsync(uv_async_t* handle) {
 
 void Worker::ApplySnapshot(SnapshotConstSharedPtr next) {
   if (!next) return;
-  // Carry balancer state over for node sets that did not change (same pointer).
-  std::unordered_map<const upstream::NodeSet*, size_t> old_by_set;
-  for (size_t i = 0; i < pickers_.size(); ++i) {
-    if (pickers_[i].built_from() != nullptr) old_by_set.emplace(pickers_[i].built_from(), i);
-  }
-  std::vector<upstream::RoundRobinPicker> pickers(next->upstreams.size());
-  for (const auto& up : next->upstreams) {
-    auto it = old_by_set.find(up->nodes.get());
-    if (it != old_by_set.end()) pickers[up->slot] = std::move(pickers_[it->second]);
-  }
-  pickers_ = std::move(pickers);
+  pickers_.Reset(*next);  // keeps the pickers of node sets that did not change
   snapshot_ = std::move(next);
   stats_.snapshot_version.store(snapshot_->version, std::memory_order_relaxed);
   ready_.store(true, std::memory_order_release);
@@ -155,12 +145,6 @@ void Worker::ReturnBodyBuffer(std::string buffer) {
 }
 
 std::string_view Worker::LocalTime() { return local_time_.Get(std::time(nullptr)); }
-
-uint32_t Worker::PickNode(const Upstream& up, const upstream::TriedSet& tried) {
-  upstream::RoundRobinPicker& picker = pickers_[up.slot];
-  if (picker.built_from() != up.nodes.get()) picker.Build(up.nodes);
-  return picker.Pick(tried);
-}
 
 // ---------------------------------------------------------------- connections
 

@@ -23,6 +23,8 @@
 #include "core/time_text.h"
 #include "core/snapshot_slot.h"
 #include "proxy/snapshot.h"
+#include "proxy/picker_table.h"
+#include "upstream/balancer.h"
 #include "upstream/round_robin.h"
 
 namespace turnpike::proxy {
@@ -112,8 +114,20 @@ class Worker {
   // Requests a plugin paused, waiting for its I/O (PluginContext::Pause).
   PauseTable& pauses() { return pauses_; }
 
-  // Picks a node of `up` not in `tried`; returns its index or RoundRobinPicker::kNone.
-  uint32_t PickNode(const Upstream& up, const upstream::TriedSet& tried);
+  // Hot path. The current node set of `up`, for the request to pin (copying it is the one
+  // refcount a request pays for its nodes). Checks the upstream's slot with one atomic load
+  // and a pointer compare; only when the set changed (a provider or the resolver published
+  // one, or `up` is new) does it rebuild this upstream's picker, nothing else.
+  const upstream::NodeSetConstSharedPtr& CurrentNodes(const Upstream& up) {
+    return pickers_.CurrentNodes(up);
+  }
+  // Hot path. Picks a node of `pinned` (what CurrentNodes returned for the request) not in
+  // `tried`; returns its index or upstream::Picker::kNone. Uses the upstream's picker, or,
+  // when the set changed since the request pinned it, a plain scan of `pinned`.
+  uint32_t PickNode(const Upstream& up, const upstream::NodeSet& pinned,
+                    const upstream::TriedSet& tried) {
+    return pickers_.PickNode(up, pinned, tried);
+  }
 
   // Upstream keep-alive pool.
   UpstreamConnection* TakeIdle(const PoolKey& key);
@@ -150,7 +164,7 @@ class Worker {
 
   // Worker-owned state.
   SnapshotConstSharedPtr snapshot_;
-  std::vector<upstream::RoundRobinPicker> pickers_;  // by Upstream::slot of snapshot_
+  PickerTable pickers_;  // by Upstream::slot of snapshot_
   std::unordered_map<PoolKey, std::vector<UpstreamConnection*>, PoolKeyHash> idle_;
   std::vector<ClientConnection*> clients_;     // live client connections (for drain)
   size_t upstream_live_ = 0;                   // upstream connections not yet closed

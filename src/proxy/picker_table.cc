@@ -1,0 +1,39 @@
+#include "proxy/picker_table.h"
+
+#include <unordered_map>
+
+namespace turnpike::proxy {
+
+void PickerTable::Reset(const Snapshot& snapshot) {
+  std::unordered_map<const upstream::NodeSet*, size_t> old_by_set;
+  for (size_t i = 0; i < pickers_.size(); ++i) {
+    if (pickers_[i] != nullptr && pickers_[i]->built_from() != nullptr) {
+      old_by_set.emplace(pickers_[i]->built_from(), i);
+    }
+  }
+  std::vector<std::unique_ptr<upstream::Picker>> pickers(snapshot.upstreams.size());
+  for (const auto& up : snapshot.upstreams) {
+    auto it = old_by_set.find(up->nodes->Peek());
+    if (it != old_by_set.end()) pickers[up->slot] = std::move(pickers_[it->second]);
+  }
+  pickers_ = std::move(pickers);
+}
+
+const upstream::NodeSetConstSharedPtr& PickerTable::CurrentNodes(const Upstream& up) {
+  std::unique_ptr<upstream::Picker>& picker = pickers_[up.slot];
+  if (picker == nullptr) picker = upstream::NewPicker(up.balancer);
+  if (picker->built_from() != up.nodes->Peek()) {
+    picker->Build(up.nodes->Load());
+    ++builds_;
+  }
+  return picker->set();
+}
+
+uint32_t PickerTable::PickNode(const Upstream& up, const upstream::NodeSet& pinned,
+                               const upstream::TriedSet& tried) {
+  upstream::Picker* picker = pickers_[up.slot].get();
+  if (picker != nullptr && picker->built_from() == &pinned) return picker->Pick(tried);
+  return upstream::PickUntried(pinned, tried);
+}
+
+}  // namespace turnpike::proxy

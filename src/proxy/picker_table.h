@@ -1,0 +1,47 @@
+// PickerTable: one worker's balancer pickers, by Upstream::slot of the snapshot it serves
+// (worker scope; not thread-safe).
+//
+// A picker is built from the node set its upstream's NodeSetSlot holds, and rebuilt only
+// when that set's pointer changes: a discovery answer or DNS change rebuilds the pickers of
+// the upstreams it touched, nothing else, and no route, chain or router is rebuilt. A new
+// snapshot carries pickers over for the node sets it still uses (same pointer), so balancer
+// state survives reloads that do not touch an upstream's nodes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "proxy/snapshot.h"
+#include "upstream/balancer.h"
+
+namespace turnpike::proxy {
+
+class PickerTable {
+ public:
+  // Worker, on a new snapshot (off the request path). Pickers built from a set that an
+  // upstream of `snapshot` currently holds are kept; the others are dropped.
+  void Reset(const Snapshot& snapshot);
+
+  // Hot path. The current node set of `up`, for the request to pin (copying the returned
+  // pointer is the one refcount a request pays for its nodes). One atomic load and a pointer
+  // compare; when the slot's set changed (or on the upstream's first request) its picker is
+  // rebuilt first, which may allocate. REQUIRES: `up` belongs to the last Reset() snapshot.
+  const upstream::NodeSetConstSharedPtr& CurrentNodes(const Upstream& up);
+
+  // Hot path. A node of `pinned` (what CurrentNodes returned for this request) not in
+  // `tried`, or upstream::Picker::kNone. Uses the upstream's picker when it is still built
+  // from `pinned`; otherwise (the set changed between two attempts of the request) a plain
+  // scan of `pinned` (upstream::PickUntried). No allocation.
+  uint32_t PickNode(const Upstream& up, const upstream::NodeSet& pinned,
+                    const upstream::TriedSet& tried);
+
+  // Pickers built so far (tests: a rebuild happens only on a pointer change).
+  uint64_t builds() const { return builds_; }
+
+ private:
+  std::vector<std::unique_ptr<upstream::Picker>> pickers_;  // null until first use
+  uint64_t builds_ = 0;
+};
+
+}  // namespace turnpike::proxy

@@ -1,0 +1,104 @@
+#include "proxy/upstream_builder.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace turnpike::proxy {
+namespace {
+
+// The configured nodes as a discovery list (the static source).
+DiscoveredNodes StaticNodes(const config::UpstreamSpec& spec) {
+  DiscoveredNodes nodes;
+  nodes.reserve(spec.nodes.size());
+  for (const config::NodeSpec& n : spec.nodes) {
+    nodes.push_back(DiscoveredNode{n.host, n.port, n.weight, n.priority});
+  }
+  return nodes;
+}
+
+// The node set of `nodes` when every host is an IP literal; null otherwise.
+upstream::NodeSetConstSharedPtr LiteralNodeSet(const DiscoveredNodes& nodes) {
+  auto set = std::make_shared<upstream::NodeSet>();
+  set->nodes.reserve(nodes.size());
+  for (const DiscoveredNode& n : nodes) {
+    upstream::Node node;
+    auto port = static_cast<uint16_t>(n.port == 0 ? discovery::kDefaultPort : n.port);
+    if (!discovery::ParseIpLiteral(n.host, port, &node)) return nullptr;
+    discovery::FinishNode(n, &node);
+    set->nodes.push_back(std::move(node));
+  }
+  return set;
+}
+
+}  // namespace
+
+UpstreamBuilder::UpstreamBuilder(const config::GatewayConfig& gateway, const Snapshot* previous,
+                                 Snapshot* out, std::vector<std::string>* /*warnings*/,
+                                 BuildStats* stats)
+    : gateway_(gateway), out_(out), stats_(stats) {
+  if (previous != nullptr) {
+    for (const auto& u : previous->upstreams) previous_[u->key] = u.get();
+  }
+}
+
+const Upstream* UpstreamBuilder::Add(const config::UpstreamSpec& spec, std::string key) {
+  auto u = std::make_unique<Upstream>();
+  u->key = std::move(key);
+  auto prev_it = previous_.find(u->key);
+  const Upstream* prev = prev_it == previous_.end() ? nullptr : prev_it->second;
+
+  upstream::NodeSetConstSharedPtr literal;
+  std::shared_ptr<discovery::NodeSource> source;
+  if (!spec.discovery_type.empty() && spec.nodes.empty()) {
+    source = std::make_shared<discovery::NodeSource>();
+    source->provider = spec.discovery_type;
+    source->service = ServiceRef{spec.service_name, spec.discovery_args};
+  } else {
+    DiscoveredNodes nodes = StaticNodes(spec);
+    literal = LiteralNodeSet(nodes);
+    if (literal == nullptr) {
+      source = std::make_shared<discovery::NodeSource>();
+      source->nodes = std::move(nodes);
+    }
+  }
+  if (literal != nullptr) {
+    if (prev != nullptr && prev->source == nullptr &&
+        upstream::SameNodes(*prev->nodes->Load(), *literal)) {
+      u->nodes = prev->nodes;  // same content: keep the slot, workers keep their pickers
+      ++stats_->reused_node_sets;
+    } else {
+      u->nodes = std::make_shared<upstream::NodeSetSlot>(std::move(literal));
+    }
+  } else {
+    if (prev != nullptr && prev->source != nullptr && *prev->source == *source) {
+      u->nodes = prev->nodes;  // same source: keep what was resolved or discovered
+      u->source = prev->source;
+      ++stats_->reused_node_sets;
+    } else {
+      u->nodes = std::make_shared<upstream::NodeSetSlot>();
+      u->source = std::move(source);
+    }
+    ++stats_->pending_node_sets;
+  }
+
+  if (spec.timeout) u->timeout = *spec.timeout;
+  if (spec.retries) u->retries = *spec.retries;
+  u->retry_timeout = spec.retry_timeout;
+  u->pass_host = spec.pass_host;
+  u->upstream_host = spec.upstream_host;
+  u->keepalive = spec.keepalive_pool ? *spec.keepalive_pool : gateway_.upstream_keepalive;
+  u->slot = static_cast<uint32_t>(out_->upstreams.size());
+  stats_->nodes += spec.nodes.size();
+  out_->upstreams.push_back(std::move(u));
+  return out_->upstreams.back().get();
+}
+
+std::vector<discovery::Binding> NodeBindings(const Snapshot& snapshot) {
+  std::vector<discovery::Binding> bindings;
+  for (const auto& u : snapshot.upstreams) {
+    if (u->source != nullptr) bindings.push_back({u->key, u->source, u->nodes});
+  }
+  return bindings;
+}
+
+}  // namespace turnpike::proxy

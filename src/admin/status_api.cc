@@ -16,8 +16,13 @@ StatusAnswer AnswerStatusRequest(base::Method method, std::string_view path,
   if (method != base::Method::kGet && method != base::Method::kHead) {
     return {405, "{\"error_msg\":\"method not allowed\"}\n"};
   }
-  bool ready = report.workers > 0 && report.ready_workers >= report.workers;
+  bool workers_ready = report.workers > 0 && report.ready_workers >= report.workers;
+  bool ready = workers_ready && report.waiting_for.empty();
   if (path == "/status" || ready) return {200, Ok(report)};
+  if (workers_ready) {
+    return {503, "{\"status\":\"error\",\"error\":\"waiting for: " + report.waiting_for +
+                     "\",\"config_version\":" + std::to_string(report.config_version) + "}\n"};
+  }
   // APISIX's wording: each nginx worker reports once it has received configuration.
   return {503, "{\"status\":\"error\",\"error\":\"worker count: " + std::to_string(report.workers) +
                    " but status report count: " + std::to_string(report.ready_workers) +

@@ -18,6 +18,7 @@ struct StatusReport {
   uint64_t config_version = 0;  // the config version every worker serves (0: none yet)
   size_t workers = 0;           // workers started (or about to be)
   size_t ready_workers = 0;     // workers that have loaded their first snapshot
+  std::string waiting_for;      // control services not ready yet ("discovery"), ", "-joined
 };
 
 struct StatusAnswer {
@@ -29,7 +30,8 @@ struct StatusAnswer {
 //   /status        200 {"status":"ok","config_version":N}: the process is running.
 //   /status/ready  200 as above once every worker has loaded config, else 503
 //                  {"status":"error","error":"worker count: N but status report count: M",
-//                   "config_version":V}.
+//                   "config_version":V}; then, until every control service is ready (the
+//                  first DNS and discovery answers), 503 with "error":"waiting for: <names>".
 //   anything else  404 {"error_msg":"not found"}; methods other than GET and HEAD get 405.
 StatusAnswer AnswerStatusRequest(base::Method method, std::string_view path,
                                  const StatusReport& report);

@@ -20,6 +20,8 @@
 #include "core/listen_socket.h"
 #include "daemon/access_log.h"
 #include "daemon/builtin_plugins.h"
+#include "daemon/builtin_providers.h"
+#include "daemon/status_service.h"
 
 namespace turnpike::daemon {
 namespace {
@@ -184,13 +186,19 @@ Control::Control(std::shared_ptr<const config::GatewayConfig> gateway,
                  PluginRegistration register_plugins)
     : gateway_(std::move(gateway)),
       metrics_(gateway_->worker_processes),
-      services_(*gateway_, clock_, metrics_),
-      status_(&loop_, [this] { return Report(); }) {
+      services_(*gateway_, clock_, metrics_) {
   if (register_plugins) {
     register_plugins(&plugins_);
   } else {
     RegisterBuiltinPlugins(&plugins_);
   }
+  RegisterBuiltinProviders(&providers_);
+  // Status first: it is up before the first load, so /status/ready answers 503 while it runs.
+  control_services_.push_back(
+      std::make_unique<StatusService>(gateway_->status_listen, [this] { return Report(); }));
+  auto discovery = std::make_unique<DiscoveryService>(&providers_);
+  discovery_ = discovery.get();
+  control_services_.push_back(std::move(discovery));
 }
 
 Control::~Control() {
@@ -265,16 +273,13 @@ int Control::Run() {
   dir_watch_.data = poll_.data = this;
   debounce_timer_.data = retire_timer_.data = drain_timer_.data = done_async_.data = this;
 
-  if (gateway_->status_listen) {
-    // Up before the first load, so /status/ready answers 503 while it runs.
-    const config::ListenAddr& at = *gateway_->status_listen;
-    Status listening = status_.Listen(at);
-    if (!listening.ok()) {
-      spdlog::critical("apisix.status: {}", listening.message());
+  for (auto& service : control_services_) {
+    Status started = service->Start(&loop_);
+    if (!started.ok()) {
+      spdlog::critical("{}", started.message());
       exit_code_ = 1;
       CloseHandles();
-    } else {
-      spdlog::info("status endpoints on {}:{}", at.ip, status_.port());
+      break;
     }
   }
   if (exit_code_ == 0) {
@@ -302,6 +307,7 @@ bool Control::StartServing() {
     proxy::BuildReport report;
     current_ = proxy::BuildSnapshot(
         {gateway_.get(), &empty, nullptr, ++version_, &plugins_, &metrics_, &clock_}, &report);
+    discovery_->Apply(proxy::NodeBindings(*current_));  // none: discovery is ready at once
   }
   std::vector<std::vector<int>> fds;
   auto close_all = [&fds] {
@@ -474,6 +480,9 @@ void Control::FinishReload(ReloadJob* job) {
       content_size_ = job->size;
       if (current_) retired_.push_back(std::move(current_));
       current_ = std::move(job->snapshot);
+      // Before the workers see it: slots whose nodes are known already (a resolved name, a
+      // watched service) are filled, so no request finds them empty.
+      discovery_->Apply(proxy::NodeBindings(*current_));
       for (auto& w : workers_) w->Publish(current_);
       // warn, as APISIX logs its reloads: visible at the default error_log_level.
       spdlog::warn(
@@ -549,6 +558,11 @@ admin::StatusReport Control::Report() const {
     if (w->ready()) ++r.ready_workers;
     r.config_version = std::min<uint64_t>(r.config_version, w->stats().snapshot_version);
   }
+  for (const auto& service : control_services_) {
+    if (service->ready()) continue;
+    if (!r.waiting_for.empty()) r.waiting_for += ", ";
+    r.waiting_for += service->name();
+  }
   return r;
 }
 
@@ -571,7 +585,7 @@ void Control::BeginShutdown(int signum) {
   uv_fs_event_stop(&dir_watch_);
   uv_fs_poll_stop(&poll_);
   uv_timer_stop(&debounce_timer_);
-  status_.Close();  // like every listener, the status port closes when draining starts
+  StopServices();  // like every listener, the status port closes when draining starts
   if (workers_.empty()) {
     spdlog::info("signal {}: stopping during the first config load", signum);
     if (!reload_running_) CloseHandles();  // else FinishReload() does
@@ -595,10 +609,14 @@ void Control::OnDrainDeadline(uv_timer_t* t) {
 
 void Control::OnWorkersDone(uv_async_t* a) { static_cast<Control*>(a->data)->CloseHandles(); }
 
+void Control::StopServices() {
+  for (auto& service : control_services_) service->Stop();
+}
+
 void Control::CloseHandles() {
   if (handles_closed_) return;
   handles_closed_ = true;
-  status_.Close();
+  StopServices();
   auto h = [](auto* p) { return reinterpret_cast<uv_handle_t*>(p); };
   for (uv_handle_t* handle :
        {h(&sigterm_), h(&sigint_), h(&sighup_), h(&dir_watch_), h(&poll_), h(&debounce_timer_),

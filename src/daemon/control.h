@@ -1,6 +1,7 @@
 // Control: the control thread. Loads config, builds snapshots, owns the workers, watches the
-// routes file, serves the status endpoints and handles signals (SIGHUP reload, SIGTERM/SIGINT
-// graceful stop).
+// routes file, handles signals (SIGHUP reload, SIGTERM/SIGINT graceful stop) and hosts the
+// control services (control_service.h): the status endpoints, and discovery (node sets fed
+// from DNS and providers, published apart from the snapshots).
 //
 // Reloads: reading, parsing and building a snapshot run on libuv's thread pool, one reload at
 // a time, so the control loop (signals, status endpoints) stays responsive while a large file
@@ -24,10 +25,13 @@
 #include <thread>
 #include <vector>
 
-#include "admin/status_server.h"
+#include "admin/status_api.h"
 #include "config/specs.h"
 #include "daemon/services.h"
 #include "metrics/registry.h"
+#include "daemon/control_service.h"
+#include "daemon/discovery_service.h"
+#include "discovery/registry.h"
 #include "proxy/plugin_registry.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
@@ -83,6 +87,7 @@ class Control {
   void ReleaseRetired();
   admin::StatusReport Report() const;
   void BeginShutdown(int signum);
+  void StopServices();
   void CloseHandles();
 
   std::shared_ptr<const config::GatewayConfig> gateway_;
@@ -90,13 +95,18 @@ class Control {
   metrics::Registry metrics_;      // every plugin's metrics, for the life of the process
   Clock& clock_ = SystemClock::Instance();
   ServiceHost services_;  // the plugins' services: started with serving
+  proxy::PluginRegistry plugins_;          // the built-in plugins; read-only after construction
+  discovery::ProviderRegistry providers_;  // the built-in discovery providers; read-only
   uv_loop_t loop_{};
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};
   uv_fs_event_t dir_watch_{};
   uv_fs_poll_t poll_{};
   uv_timer_t debounce_timer_{}, retire_timer_{}, drain_timer_{};
   uv_async_t done_async_{};
-  admin::StatusServer status_;
+  // Started in order before the first load, stopped when shutdown begins; destroyed after
+  // the loop has closed their handles.
+  std::vector<std::unique_ptr<ControlService>> control_services_;
+  DiscoveryService* discovery_ = nullptr;  // one of control_services_
   std::vector<std::unique_ptr<proxy::Worker>> workers_;
   std::thread joiner_;
   int exit_code_ = 0;

@@ -76,8 +76,7 @@ bool ReadWhole(const std::string& path, std::string* out, struct stat* st, std::
 // When CPUs are scarce, a reload (a second or more of CPU for 50k routes) should yield to the
 // workers, not the other way round: the pool thread that runs one drops to nice kReloadNice
 // (Linux: per thread) and stays there, as everything on libuv's pool here (reloads, stat()
-// polls, DNS for snapshot builds) is control-plane work. Never raises the priority (that
-// would need privileges).
+// polls) is control-plane work. Never raises the priority (that would need privileges).
 constexpr int kReloadNice = 10;
 void LowerThreadPriority() {
   thread_local bool done = false;

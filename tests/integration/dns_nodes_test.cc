@@ -33,13 +33,13 @@ class DnsNodesTest : public ::testing::Test {
     status_port_ = FreePort();
     ASSERT_NE(status_port_, 0);
     TurnpikeOptions options;
-    options.apisix_extra = "  status:\n    ip: 127.0.0.1\n    port: " +
-                           std::to_string(status_port_) + "\n";
+    options.apisix_extra =
+        "  status:\n    ip: 127.0.0.1\n    port: " + std::to_string(status_port_) + "\n";
     ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(yaml), options));
     ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
     // Ready waits for the first snapshot's names to have their first answers.
-    ASSERT_TRUE(PollUntil([&] { return Get(status_port_, "/status/ready").status == 200; },
-                          seconds(10)))
+    ASSERT_TRUE(
+        PollUntil([&] { return Get(status_port_, "/status/ready").status == 200; }, seconds(10)))
         << Get(status_port_, "/status/ready").DebugString();
   }
 
@@ -50,17 +50,17 @@ class DnsNodesTest : public ::testing::Test {
 
 constexpr char kRoutes[] = R"(
 routes:
-  - uris: [/local, /echo]
+  - uris: [/hello, /echo]
     upstream:
       pass_host: node
       nodes: [{LOCAL}]
   - uri: /gone
     upstream:
       nodes: [{host: backend.invalid, port: 80, weight: 1}]
-  - uri: /mixed
+  - uri: /bytes/*
     upstream:
       nodes: [{host: gone.invalid, port: 80, weight: 1}, {GOOD}]
-  - uri: /by-id
+  - uri: /status/*
     upstream_id: named
 upstreams:
   - id: named
@@ -71,7 +71,7 @@ upstreams:
 
 TEST_F(DnsNodesTest, LocalhostServesOnceReady) {
   ASSERT_NO_FATAL_FAILURE(StartReady(kRoutes));
-  for (const char* path : {"/local", "/by-id"}) {
+  for (const char* path : {"/hello", "/status/200"}) {
     HttpResponse r = Get(gw_.port(), path);
     ASSERT_EQ(r.status, 200) << path << "\n" << r.DebugString();
     EXPECT_EQ(BackendOf(r), "D");
@@ -88,7 +88,7 @@ TEST_F(DnsNodesTest, UnresolvableNameIs503AndSparesTheRest) {
   EXPECT_EQ(gone.status, 503) << gone.DebugString();
   ExpectJsonError(gone);
   for (int i = 0; i < 6; ++i) {
-    HttpResponse r = Get(gw_.port(), "/mixed");
+    HttpResponse r = Get(gw_.port(), "/bytes/3");
     ASSERT_EQ(r.status, 200) << "request " << i << "\n" << r.DebugString();
     EXPECT_FALSE(r.HasHeader("X-APISIX-Upstream-Status")) << "the unresolved node is never tried";
   }
@@ -97,15 +97,15 @@ TEST_F(DnsNodesTest, UnresolvableNameIs503AndSparesTheRest) {
 
 TEST_F(DnsNodesTest, ReloadKeepsResolvedNodes) {
   ASSERT_NO_FATAL_FAILURE(StartReady(kRoutes));
-  ASSERT_EQ(Get(gw_.port(), "/local").status, 200);
+  ASSERT_EQ(Get(gw_.port(), "/hello").status, 200);
   // A reload that changes routes but not the named upstream: its resolved set stays, so
   // the very first request after the switch is served (no 503 window).
   std::string more = std::string(kRoutes);
-  more.insert(more.find("upstreams:"), "  - uri: /extra\n    upstream: {nodes: [{GOOD}]}\n");
+  more.insert(more.find("upstreams:"), "  - uri: /echo/extra\n    upstream: {nodes: [{GOOD}]}\n");
   ASSERT_TRUE(gw_.RewriteRoutes(Routes(more)));
   ASSERT_TRUE(gw_.Reload());
-  ASSERT_TRUE(PollUntil([&] { return Get(gw_.port(), "/extra").status == 200; }, seconds(10)));
-  for (const char* path : {"/local", "/by-id"}) {
+  ASSERT_TRUE(PollUntil([&] { return Get(gw_.port(), "/echo/extra").status == 200; }, seconds(10)));
+  for (const char* path : {"/hello", "/status/200"}) {
     HttpResponse r = Get(gw_.port(), path);
     EXPECT_EQ(r.status, 200) << path << "\n" << r.DebugString();
   }

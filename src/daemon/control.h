@@ -95,7 +95,6 @@ class Control {
   metrics::Registry metrics_;      // every plugin's metrics, for the life of the process
   Clock& clock_ = SystemClock::Instance();
   ServiceHost services_;  // the plugins' services: started with serving
-  proxy::PluginRegistry plugins_;          // the built-in plugins; read-only after construction
   discovery::ProviderRegistry providers_;  // the built-in discovery providers; read-only
   uv_loop_t loop_{};
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};

@@ -301,7 +301,6 @@ routes:
 // ---------------------------------------------------------------- large uploads stream
 
 constexpr uint64_t kUpload = 256ull << 20;
-constexpr long kMaxPeakRssKb = 100 * 1024;
 
 // Uploads kUpload bytes of form body ("name=x&pad=<pattern>") and checks it arrived whole.
 void UploadLargeForm(int port, const std::string& expect_backend) {
@@ -332,7 +331,7 @@ void UploadLargeForm(int port, const std::string& expect_backend) {
 void ExpectSmallPeakRss(pid_t pid) {
   ProcMemory m = TreeMemory(pid);
   EXPECT_GT(m.vm_hwm_kb, 0) << "could not read /proc/" << pid << "/status";
-  EXPECT_LT(m.vm_hwm_kb, kMaxPeakRssKb) << "peaked at " << m.vm_hwm_kb / 1024 << " MiB";
+  EXPECT_LT(m.vm_hwm_kb, kMaxStreamingPeakRssKb) << "peaked at " << m.vm_hwm_kb / 1024 << " MiB";
 }
 
 TEST_F(PostArgsTest, StreamingLargeFormUploadOverTheLimit) {

@@ -4,7 +4,7 @@ namespace turnpike::daemon {
 
 void RegisterBuiltinProviders(discovery::ProviderRegistry* /*registry*/) {
   // None yet. dns, nacos, consul and kubernetes come here, one line each:
-  //   registry->Add(std::make_unique<discovery::DnsProviderFactory>());
+  //   registry->Register(std::make_unique<discovery::DnsProviderFactory>());
   // Static `nodes` need no provider: the snapshot build fills IP literals, and the
   // Directory resolves domain names (discovery/node_source.h).
 }

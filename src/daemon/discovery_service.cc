@@ -11,7 +11,7 @@ Status DiscoveryService::Start(uv_loop_t* loop) {
     spdlog::error("{}; domain names in upstream nodes will not resolve", s.message());
   }
   directory_ = std::make_unique<discovery::Directory>(loop, resolver_.get());
-  for (const auto& factory : providers_->factories()) {
+  for (const DiscoveryProviderFactory* factory : providers_->Factories()) {
     // config.yaml's `discovery:` section is not read yet: every provider starts with {}.
     StatusOr<std::unique_ptr<DiscoveryProvider>> p = factory->Create(nlohmann::json::object());
     if (!p.ok()) {

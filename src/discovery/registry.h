@@ -8,22 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/named_registry.h"
 #include "turnpike/discovery.h"
 
 namespace turnpike::discovery {
 
-class ProviderRegistry {
- public:
-  // REQUIRES: no factory of the same name() was added.
-  void Add(std::unique_ptr<DiscoveryProviderFactory> factory);
-  // nullptr when unknown.
-  const DiscoveryProviderFactory* Find(std::string_view name) const;
-  const std::vector<std::unique_ptr<DiscoveryProviderFactory>>& factories() const {
-    return factories_;
-  }
-
- private:
-  std::vector<std::unique_ptr<DiscoveryProviderFactory>> factories_;
-};
+using ProviderRegistry = base::NamedRegistry<DiscoveryProviderFactory>;
 
 }  // namespace turnpike::discovery

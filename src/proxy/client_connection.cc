@@ -41,8 +41,7 @@ ClientConnection::ClientConnection(Worker* worker) : worker_(worker) {}
 ClientConnection::~ClientConnection() {
   if (x_ != nullptr) {
     ReleaseBodyBuffer();
-    x_->snapshot.reset();
-    x_->nodes.reset();
+    ReleasePins();
     x_->up = nullptr;
     if (!worker_->ReturnExchange(x_)) delete x_;  // closed for good: nothing refers to it
   }
@@ -52,7 +51,9 @@ ClientConnection::~ClientConnection() {
 // ---------------------------------------------------------------- what a request borrows
 
 void ClientConnection::AcquireExchange() {
-  if (x_ == nullptr) x_ = worker_->TakeExchange();
+  if (x_ != nullptr) return;
+  x_ = worker_->TakeExchange();
+  x_->ctx.SetPauseTarget(&worker_->pauses(), this);  // for as long as it is lent to us
 }
 
 // Between requests (FinishExchange has dropped the pin, the upstream and the body buffer).
@@ -131,8 +132,7 @@ void ClientConnection::Close() {
       x_->up->Close();
       x_->up = nullptr;
     }
-    x_->snapshot.reset();
-    x_->nodes.reset();
+    ReleasePins();
   }
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &OnClose);
   timer_.Close(&OnClose);
@@ -370,7 +370,6 @@ void ClientConnection::HandleRequest(size_t head_len) {
   x_->snapshot = worker_->snapshot();
   RefreshPeerRules();
   x_->remote_addr = ResolveRemoteAddr();
-  x_->ctx.SetPauseTarget(&worker_->pauses(), this);
   x_->ctx.Begin(&conn_info_, &x_->req, x_->uri, x_->host, x_->remote_addr);
   x_->ctx.facts().Begin(x_->start_ms,
                      std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -426,7 +425,7 @@ void ClientConnection::ForwardToUpstream() {
   x_->body_fed = false;
   x_->body_inflight = false;  // body_bytes counts from HandleRequest (a body read before routing)
   x_->resp_head_parsed = x_->resp_head_sent = x_->resp_done = false;
-  x_->resp_chunked = x_->resp_close_delimited = false;
+  x_->resp_framing = http::BodyFraming::kContentLength;
   x_->up_eof_pending = false;
   x_->up_discard = false;
   x_->first_attempt_ms = uv_now(worker_->loop());
@@ -746,8 +745,7 @@ void ClientConnection::FinishExchange(bool upstream_reusable) {
   // which it gives back when pooled, and post_arg_* into the body buffer.
   ReleaseUpstream(upstream_reusable);
   ReleaseBodyBuffer();
-  x_->snapshot.reset();
-  x_->nodes.reset();
+  ReleasePins();
   x_->route = nullptr;
   x_->upstream = nullptr;
   if (!keep_alive_ || worker_->draining()) {

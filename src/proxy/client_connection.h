@@ -139,6 +139,11 @@ class ClientConnection final : public router::RouteFilter, public Pausable {
   void StartAttempt();
   void ReportAttempt(const upstream::Node& node);
   std::string_view UpstreamHost(const upstream::Node& node) const;
+  // Drops what the exchange pins (snapshot, node set): between requests and at close.
+  void ReleasePins() {
+    x_->snapshot.reset();
+    x_->nodes.reset();
+  }
   void ConnectNode(bool fresh);
   void SendRequestHead();
   void EncodeRequestHead(std::string* out, const upstream::Node& node);

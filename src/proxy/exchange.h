@@ -20,6 +20,7 @@
 
 #include "http/message.h"
 #include "http/parser.h"
+#include "http/response_encoder.h"
 #include "proxy/phase_runner.h"
 #include "proxy/request_context.h"
 #include "proxy/snapshot.h"
@@ -78,10 +79,12 @@ struct Exchange {
   bool resp_head_parsed = false;
   bool resp_head_sent = false;
   bool resp_done = false;
-  bool resp_chunked = false;          // we re-chunk the body for the client
-  bool resp_close_delimited = false;  // HTTP/1.0 client: body ends at close
-  bool up_eof_pending = false;        // the node closed while a client write was in flight
-  bool up_discard = false;            // the response was cut short: do not pool the node
+  // How the client's response body is delimited: kChunked when Turnpike re-chunks it,
+  // kUntilClose for an HTTP/1.0 client whose body ends at close.
+  http::BodyFraming resp_framing = http::BodyFraming::kContentLength;
+  bool resp_chunked() const { return resp_framing == http::BodyFraming::kChunked; }
+  bool up_eof_pending = false;  // the node closed while a client write was in flight
+  bool up_discard = false;      // the response was cut short: do not pool the node
 
   // Write scratch (capacity reused between requests: no allocation once warm).
   std::string out;                                     // response head / local reply

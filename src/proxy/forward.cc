@@ -156,7 +156,8 @@ std::string_view ClientConnection::UpstreamHost(const upstream::Node& node) cons
     case config::PassHost::kPass:
       break;
   }
-  return x_->req.host.empty() ? std::string_view(x_->host) : x_->req.host;
+  // x_->host is req.host normalized, so it is empty exactly when req.host is.
+  return x_->req.host;
 }
 
 // ---------------------------------------------------------------- request upstream
@@ -167,7 +168,7 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
   f.method = x_->ctx.upstream_method_override();
   f.target = x_->ctx.upstream_uri_override();
   f.remote_addr = x_->remote_addr;
-  f.forwarded_host = x_->req.host.empty() ? x_->host : x_->req.host;
+  f.forwarded_host = x_->req.host;
   f.local_port = local_port_text_;
   f.trusted_peer = peer_trusted_;
   f.drop_client_forwarded_for = x_->snapshot->addresses.has_trusted && !peer_trusted_;
@@ -370,7 +371,6 @@ void ClientConnection::EncodeResponseHead() {
   if (r.status >= 500 || worker_->gateway().show_upstream_status_in_response_header) {
     o.upstream_statuses = UpstreamStatuses();
   }
-  x_->resp_chunked = x_->resp_close_delimited = false;
   if (no_body) {
     o.framing = http::BodyFraming::kNoBody;
   } else if (r.framing == http::Framing::kContentLength && !body_modified) {
@@ -379,12 +379,11 @@ void ClientConnection::EncodeResponseHead() {
     o.content_length = 0;
   } else if (x_->req.version_minor >= 1) {
     o.framing = http::BodyFraming::kChunked;
-    x_->resp_chunked = true;
   } else {
     o.framing = http::BodyFraming::kUntilClose;
-    x_->resp_close_delimited = true;
     keep_alive_ = false;
   }
+  x_->resp_framing = o.framing;
   if (!x_->req_body_done) keep_alive_ = false;  // the rest of the request body is not read
   if (worker_->draining()) keep_alive_ = false;
   o.keep_alive = keep_alive_;
@@ -436,10 +435,10 @@ bool ClientConnection::AppendResponseBody() {
       x_->up_discard = true;
     }
   }
-  AppendSpans(x_->spans, x_->resp_chunked, &x_->resp_chunk_heads, &x_->client_bufs);
+  AppendSpans(x_->spans, x_->resp_chunked(), &x_->resp_chunk_heads, &x_->client_bufs);
   if (r.complete) {
     x_->resp_done = true;
-    if (x_->resp_chunked) x_->client_bufs.push_back(Buf(kLastChunk));
+    if (x_->resp_chunked()) x_->client_bufs.push_back(Buf(kLastChunk));
   }
   return true;
 }
@@ -464,7 +463,7 @@ void ClientConnection::OnResponseWritten() {
   }
   x_->ctx.facts().UpstreamEnd(0, uv_now(worker_->loop()));
   bool reusable = x_->up != nullptr && !x_->up_discard && x_->up_head.keep_alive &&
-                  x_->req_body_done && !x_->resp_close_delimited && !x_->up->writing() &&
+                  x_->req_body_done && x_->resp_framing != http::BodyFraming::kUntilClose && !x_->up->writing() &&
                   !worker_->draining();
   if (!x_->req_body_done) keep_alive_ = false;
   FinishExchange(reusable);
@@ -483,7 +482,7 @@ void ClientConnection::OnUpstreamEof(int /*status*/) {
     x_->resp_done = true;
     x_->up->StopReading();
     x_->client_bufs.clear();
-    if (x_->resp_chunked) x_->client_bufs.push_back(Buf(kLastChunk));
+    if (x_->resp_chunked()) x_->client_bufs.push_back(Buf(kLastChunk));
     x_->up->Close();
     x_->up = nullptr;
     if (!x_->client_bufs.empty()) {

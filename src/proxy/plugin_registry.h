@@ -1,5 +1,5 @@
-// PluginRegistry: the plugin kinds this binary has, by name. Filled explicitly by daemon/
-// (no static-initialiser registration); read-only afterwards, shared by snapshot builds.
+// PluginRegistry: the plugin kinds this binary has, by name (base::NamedRegistry), shared
+// read-only by snapshot builds; and the compiled PluginChain.
 #pragma once
 
 #include <memory>
@@ -7,22 +7,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/named_registry.h"
 #include "turnpike/plugin.h"
 
 namespace turnpike::proxy {
 
-class PluginRegistry {
- public:
-  void Register(std::unique_ptr<PluginFactory> factory);
-  // nullptr when no plugin of that name exists.
-  const PluginFactory* Find(std::string_view name) const;
-  std::vector<std::string> Names() const;
-  // Every factory, in registration order (the daemon starts their services in this order).
-  std::vector<const PluginFactory*> Factories() const;
-
- private:
-  std::vector<std::unique_ptr<PluginFactory>> factories_;
-};
+using PluginRegistry = base::NamedRegistry<PluginFactory>;
 
 // A compiled plugin chain: instances ordered by priority (highest first), as APISIX runs
 // them. Immutable; part of a snapshot.

@@ -14,7 +14,10 @@ void ClientConnection::RunRequestPhases(bool resume) {
                      x_->route != nullptr ? &x_->route->chain : nullptr);
     x_->phases_ran = x_->phases.phases() != 0;
   }
-  PauseTable& pauses = worker_->pauses();
+  if ((x_->phases.phases() & (kPhaseRewrite | kPhaseAccess)) == 0) {  // the common case
+    ForwardToUpstream();
+    return;
+  }
   PhaseResult r;
   for (;;) {
     x_->resume_pending = false;
@@ -34,7 +37,7 @@ void ClientConnection::RunRequestPhases(bool resume) {
     resume = true;  // resumed from inside the hook that paused: go on now
   }
   // A Pause() the hook did not return kPause for is void.
-  pauses.Cancel(x_->ctx.pause_handle());
+  worker_->pauses().Cancel(x_->ctx.pause_handle());
   if (r == PhaseResult::kRespond) {
     x_->local_body.assign(x_->ctx.respond_body());
     SendLocal(x_->ctx.respond_status(), x_->local_body, "text/plain; charset=utf-8");

@@ -21,21 +21,20 @@ inline uint64_t LowerWord(uint64_t x) {
 }  // namespace
 
 // Header names are compared on every request: eight bytes per step.
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
+bool EqualBytesIgnoreCase(const char* a, const char* b, size_t n) {
   size_t i = 0;
-  for (; i + 8 <= a.size(); i += 8) {
+  for (; i + 8 <= n; i += 8) {
     uint64_t x;
     uint64_t y;
-    std::memcpy(&x, a.data() + i, 8);
-    std::memcpy(&y, b.data() + i, 8);
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
     if (x != y && LowerWord(x) != LowerWord(y)) return false;
   }
-  if (i == a.size()) return true;
+  if (i == n) return true;
   uint64_t x = 0;
   uint64_t y = 0;
-  std::memcpy(&x, a.data() + i, a.size() - i);
-  std::memcpy(&y, b.data() + i, a.size() - i);
+  std::memcpy(&x, a + i, n - i);
+  std::memcpy(&y, b + i, n - i);
   return x == y || LowerWord(x) == LowerWord(y);
 }
 

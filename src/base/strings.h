@@ -11,7 +11,13 @@ namespace turnpike::base {
 
 constexpr char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+// ASCII case-insensitive equality of `n` bytes at `a` and `b`.
+bool EqualBytesIgnoreCase(const char* a, const char* b, size_t n);
+// Inline, so that the usual answer when matching a header name against a list (lengths
+// differ) costs no call.
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && EqualBytesIgnoreCase(a.data(), b.data(), a.size());
+}
 std::string ToLower(std::string_view s);
 std::string_view TrimWhitespace(std::string_view s);
 

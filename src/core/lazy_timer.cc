@@ -9,15 +9,7 @@ void LazyTimer::Init(uv_loop_t* loop, void* owner, ExpireFn on_expire) {
   on_expire_ = on_expire;
 }
 
-void LazyTimer::Arm(double seconds) {
-  uint64_t now = uv_now(timer_.loop);
-  uint64_t ms = seconds <= 0 ? 1 : static_cast<uint64_t>(seconds * 1000);
-  ArmAt(now + ms);
-}
-
-void LazyTimer::ArmAt(uint64_t deadline_ms) {
-  deadline_ = deadline_ms;
-  if (due_ != 0 && due_ <= deadline_) return;  // fires in time; OnTimer re-arms if early
+void LazyTimer::Start() {
   due_ = deadline_;
   uint64_t now = uv_now(timer_.loop);
   uv_timer_start(&timer_, &OnTimer, deadline_ > now ? deadline_ - now : 0, 0);

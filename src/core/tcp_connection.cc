@@ -103,7 +103,7 @@ void TcpConnection::StopReading() {
 
 void TcpConnection::OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf) {
   auto* c = static_cast<TcpConnection*>(h->data);
-  *buf = uv_buf_init(nullptr, 0);
+  *buf = IoBuf(nullptr, 0);
   c->handler_->OnReadBuffer(suggested, buf);
 }
 
@@ -196,18 +196,6 @@ void TcpConnection::OnShutdownCb(uv_shutdown_t* req, int status) {
 }
 
 // ---------------------------------------------------------------- timers
-
-void TcpConnection::ArmTimer(double seconds) {
-  if (closing_) return;
-  uint64_t ms = ToMs(seconds);
-  timer_deadline_ = uv_now(tcp_.loop) + (ms == 0 ? 1 : ms);
-  Rearm();
-}
-
-void TcpConnection::DisarmTimer() {
-  timer_deadline_ = 0;
-  Rearm();
-}
 
 void TcpConnection::Rearm() {
   uint64_t next = timer_deadline_;

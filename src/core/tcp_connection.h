@@ -42,6 +42,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "core/lazy_timer.h"
 
@@ -53,6 +54,16 @@ struct AddressText {
   char port[6] = {};
   uint16_t port_number = 0;
 };
+
+// uv_buf_init, inline (libuv's is a call into the shared library, made several times per
+// request).
+inline uv_buf_t IoBuf(char* base, size_t len) {
+  uv_buf_t b;
+  b.base = base;
+  b.len = len;
+  return b;
+}
+inline uv_buf_t IoBuf(std::string_view s) { return IoBuf(const_cast<char*>(s.data()), s.size()); }
 
 // Fills `out` from an AF_INET or AF_INET6 address. Returns false for any other family.
 bool FormatAddress(const sockaddr* addr, AddressText* out);
@@ -150,8 +161,24 @@ class TcpConnection {
   // ---- the timer ----
   // One deadline for the owner (idle, read, linger timeouts): OnTimeout() `seconds` from now,
   // replacing the previous deadline. Moving it later costs a store.
-  void ArmTimer(double seconds);
-  void DisarmTimer();
+  void ArmTimer(double seconds) {
+    if (closing_) return;
+    uint64_t ms = ToMs(seconds);
+    timer_deadline_ = uv_now(tcp_.loop) + (ms == 0 ? 1 : ms);
+    if (io_deadline_ == 0) {
+      timer_.ArmAt(timer_deadline_);  // the common case, inline: a request re-arms often
+    } else {
+      Rearm();
+    }
+  }
+  void DisarmTimer() {
+    timer_deadline_ = 0;
+    if (io_deadline_ == 0) {
+      timer_.Disarm();
+    } else {
+      Rearm();
+    }
+  }
   bool timer_armed() const { return timer_deadline_ != 0; }
 
   // ---- state ----

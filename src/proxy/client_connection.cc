@@ -1,13 +1,10 @@
 #include "proxy/client_connection.h"
 
-#include <arpa/inet.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 
 #include "base/strings.h"
 #include "http/response_encoder.h"
@@ -80,41 +77,15 @@ void ClientConnection::ReleaseBufferIfIdle() {
 
 ClientConnection* ClientConnection::Accept(Worker* worker, uv_stream_t* server) {
   auto* c = new ClientConnection(worker);
-  uv_tcp_init(worker->loop(), &c->tcp_);
-  c->timer_.Init(worker->loop(), c, &OnTimeout);
-  c->tcp_.data = c;
-  c->pending_closes_ = 2;
-  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->tcp_)) != 0) {
+  c->conn_.Init(worker->loop(), c);
+  if (c->conn_.Accept(server) != 0) {
     c->state_ = State::kClosed;
-    uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp_), &OnClose);
-    c->timer_.Close(&OnClose);
+    c->conn_.Close();  // OnClosed frees it
     return nullptr;
   }
-  uv_tcp_nodelay(&c->tcp_, 1);
-  sockaddr_storage ss{};
-  int len = sizeof(ss);
-  auto describe = [](const sockaddr_storage& ss, char* ip, size_t ip_len, char* port,
-                     size_t port_len) -> uint16_t {
-    uint16_t p = 0;
-    if (ss.ss_family == AF_INET) {
-      uv_ip4_name(reinterpret_cast<const sockaddr_in*>(&ss), ip, ip_len);
-      p = ntohs(reinterpret_cast<const sockaddr_in*>(&ss)->sin_port);
-    } else {
-      uv_ip6_name(reinterpret_cast<const sockaddr_in6*>(&ss), ip, ip_len);
-      p = ntohs(reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_port);
-    }
-    *std::to_chars(port, port + port_len - 1, p).ptr = '\0';
-    return p;
-  };
-  if (uv_tcp_getpeername(&c->tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-    describe(ss, c->peer_ip_, sizeof(c->peer_ip_), c->peer_port_, sizeof(c->peer_port_));
-  }
-  len = sizeof(ss);
-  if (uv_tcp_getsockname(&c->tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-    describe(ss, c->local_ip_, sizeof(c->local_ip_), c->local_port_text_,
-                              sizeof(c->local_port_text_));
-  }
-  c->conn_info_ = {c->peer_ip_, c->peer_port_, c->local_ip_, c->local_port_text_};
+  c->conn_.PeerAddress(&c->peer_);
+  c->conn_.LocalAddress(&c->local_);
+  c->conn_info_ = {c->peer_.ip, c->peer_.port, c->local_.ip, c->local_.port};
   c->StartReading();
   c->head_deadline_set_ = true;
   c->ArmTimer(worker->gateway().client_header_timeout);
@@ -134,15 +105,11 @@ void ClientConnection::Close() {
     }
     ReleasePins();
   }
-  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &OnClose);
-  timer_.Close(&OnClose);
+  conn_.Close();
   worker_->OnClientClosed(this);
 }
 
-void ClientConnection::OnClose(uv_handle_t* h) {
-  auto* c = static_cast<ClientConnection*>(h->data);
-  if (--c->pending_closes_ == 0) delete c;
-}
+void ClientConnection::OnClosed() { delete this; }
 
 void ClientConnection::Drain() {
   if (state_ == State::kReadingHead) {
@@ -157,75 +124,50 @@ void ClientConnection::LingerAndClose() {
   // a RST for unread data (nginx's lingering close).
   state_ = State::kLingering;
   begin_ = end_ = 0;
-  if (uv_shutdown(&shutdown_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &OnShutdown) != 0) {
-    Close();
-    return;
-  }
+  conn_.Shutdown();  // a failure closes (OnShutdown), possibly inside this call
+  if (state_ == State::kClosed) return;
   StartReading();
   ArmTimer(kLingerSeconds);
 }
 
-void ClientConnection::OnShutdown(uv_shutdown_t* req, int status) {
-  auto* c = static_cast<ClientConnection*>(req->handle->data);
-  if (status < 0 && c->state_ != State::kClosed) c->Close();
+void ClientConnection::OnShutdown(int status) {
+  if (status < 0 && state_ != State::kClosed) Close();
 }
 
 // ---------------------------------------------------------------- reading
 
 void ClientConnection::StartReading() {
-  if (reading_ || state_ == State::kClosed) return;
-  reading_ = true;
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &OnAlloc, &OnRead);
+  if (state_ != State::kClosed) conn_.StartReading();
 }
 
-void ClientConnection::StopReading() {
-  if (!reading_) return;
-  reading_ = false;
-  uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
-}
-
-void ClientConnection::ArmTimer(double seconds) { timer_.Arm(seconds); }
-
-void ClientConnection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
-  auto* c = static_cast<ClientConnection*>(h->data);
-  if (c->buf_ == nullptr) {
-    c->buf_ = c->worker_->client_buffers().Take();
-    c->cap_ = Worker::kClientBufferSize;
-    c->begin_ = c->end_ = c->scan_pos_ = 0;
+void ClientConnection::OnReadBuffer(size_t, uv_buf_t* buf) {
+  if (buf_ == nullptr) {
+    buf_ = worker_->client_buffers().Take();
+    cap_ = Worker::kClientBufferSize;
+    begin_ = end_ = scan_pos_ = 0;
   }
   // Buffered bytes never move while something refers to them: the request head's views
   // during an exchange, body bytes an upstream write is sending.
-  if (c->state_ == State::kLingering) c->begin_ = c->end_ = 0;
-  if (c->begin_ == c->end_ && c->state_ == State::kReadingHead) c->begin_ = c->end_ = 0;
-  if (c->begin_ == c->end_ && c->state_ == State::kReadingBody) {
-    c->begin_ = c->end_ = c->head_end_;
+  if (state_ == State::kLingering) begin_ = end_ = 0;
+  if (begin_ == end_ && state_ == State::kReadingHead) begin_ = end_ = 0;
+  if (begin_ == end_ && state_ == State::kReadingBody) begin_ = end_ = head_end_;
+  if (begin_ == end_ && state_ == State::kProxying && !x_->body_inflight) {
+    begin_ = end_ = head_end_;
   }
-  if (c->begin_ == c->end_ && c->state_ == State::kProxying && !c->x_->body_inflight) {
-    c->begin_ = c->end_ = c->head_end_;
-  }
-  buf->base = c->buf_ + c->end_;
-  buf->len = c->cap_ - c->end_;
+  // A full buffer gives a zero-length one: reading stops until the consumer made room.
+  *buf = core::IoBuf(buf_ + end_, cap_ - end_);
 }
 
-void ClientConnection::OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t*) {
-  auto* c = static_cast<ClientConnection*>(s->data);
-  if (c->state_ == State::kClosed) return;
-  if (nread > 0) {
-    c->end_ += static_cast<size_t>(nread);
-    c->OnData();
-    return;
-  }
-  if (nread == 0) {  // nothing to read after all (EAGAIN)
-    c->ReleaseBufferIfIdle();
-    return;
-  }
-  if (nread == UV_ENOBUFS) {  // buffer full: wait for the consumer
-    c->StopReading();
-    return;
-  }
-  // EOF or error: the client is gone (mid-exchange this aborts the upstream side too).
-  c->Close();
+void ClientConnection::OnRead(char*, size_t len) {
+  end_ += len;
+  OnData();
 }
+
+// Nothing to read after all (EAGAIN): an idle connection gives its buffer back.
+void ClientConnection::OnReadBufferUnused(const uv_buf_t&) { ReleaseBufferIfIdle(); }
+
+// EOF or error: the client is gone (mid-exchange this aborts the upstream side too).
+void ClientConnection::OnReadEnd(int) { Close(); }
 
 void ClientConnection::OnData() {
   switch (state_) {
@@ -325,7 +267,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   AcquireExchange();
   // Reading goes on (stopping and restarting costs epoll_ctl calls per request); input that
   // arrives during the exchange is either body, or stays buffered as the next request.
-  timer_.Disarm();
+  conn_.DisarmTimer();
   head_deadline_set_ = false;
   int err = x_->parser.ParseHead(buf_ + begin_, head_len, &x_->req);
   begin_ += head_len;
@@ -333,7 +275,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   scan_pos_ = 0;
   ++requests_;
   x_->route = nullptr;
-  x_->remote_addr = peer_ip_;
+  x_->remote_addr = peer_.ip;
   x_->phases_ran = false;
   x_->phases.Begin({}, 0, nullptr);  // no chains until routing
   x_->start_ms = uv_now(worker_->loop());
@@ -372,10 +314,10 @@ void ClientConnection::HandleRequest(size_t head_len) {
   x_->remote_addr = ResolveRemoteAddr();
   x_->ctx.Begin(&conn_info_, &x_->req, x_->uri, x_->host, x_->remote_addr);
   x_->ctx.facts().Begin(x_->start_ms,
-                     std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count(),
-                     head_len);
+                        std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count(),
+                        head_len);
   x_->continue_sent = false;
   if (!x_->req_body_done && (x_->snapshot->needs_post_args || x_->snapshot->needs_request_body)) {
     std::optional<std::string_view> type = x_->ctx.Header("content-type");
@@ -395,8 +337,8 @@ void ClientConnection::RouteRequest() {
   }
   x_->match_info = {};
   // Parameters land in the request context directly: uri_param_* for `vars` and plugins.
-  uint32_t idx =
-      x_->snapshot->table->Match({x_->req.method, x_->host, match_path}, this, &x_->ctx.params(), &x_->match_info);
+  uint32_t idx = x_->snapshot->table->Match({x_->req.method, x_->host, match_path}, this,
+                                            &x_->ctx.params(), &x_->match_info);
   x_->route = idx == router::RouteTable::kNoMatch ? nullptr : &x_->snapshot->routes[idx];
   x_->ctx.SetRoute(x_->route);
   RunRequestPhases(/*resume=*/false);
@@ -433,10 +375,12 @@ void ClientConnection::ForwardToUpstream() {
   StartAttempt();
 }
 
+// Before any response write of the request (so the connection's one write slot is free).
 void ClientConnection::SendContinue() {
   x_->continue_sent = true;
-  uv_buf_t b = uv_buf_init(const_cast<char*>(kContinue.data()), kContinue.size());
-  uv_write(&x_->continue_req, reinterpret_cast<uv_stream_t*>(&tcp_), &b, 1, &OnContinueWritten);
+  continue_inflight_ = true;
+  uv_buf_t b = core::IoBuf(kContinue);
+  conn_.Write(&b, 1);  // OnWritten: usually inside this call (libuv copies the array)
 }
 
 // ---------------------------------------------------------------- a body read before routing
@@ -450,7 +394,8 @@ void ClientConnection::StartReadingBody() {
   x_->body_buf = worker_->TakeBodyBuffer();
   x_->body_buffered = true;
   uint64_t want = worker_->gateway().client_body_buffer_size + 1;
-  if (x_->req.framing == http::Framing::kContentLength) want = std::min(want, x_->req.content_length);
+  if (x_->req.framing == http::Framing::kContentLength)
+    want = std::min(want, x_->req.content_length);
   if (x_->body_buf.capacity() < want) x_->body_buf.reserve(want);
   if (x_->req.expect_continue) SendContinue();
   ReadBody();
@@ -488,7 +433,7 @@ void ClientConnection::ReadBody() {
   }
   // Whole, or over the limit: then post_arg_* stay nil (APISIX: the body went to a temp file)
   // and the rest streams behind body_buf.
-  timer_.Disarm();
+  conn_.DisarmTimer();
   x_->body_bytes = x_->body_buf.size();
   if (x_->req_body_done && x_->body_buf.size() <= limit) {
     x_->ctx.SetBufferedBody(x_->body_buf);
@@ -518,14 +463,14 @@ bool ClientConnection::Accept(uint32_t payload, const router::PathParams&) {
 void ClientConnection::RefreshPeerRules() {
   if (peer_rules_version_ == x_->snapshot->version) return;
   const AddressRules& rules = x_->snapshot->addresses;
-  peer_real_ip_from_ = rules.real_ip_from.Match(peer_ip_);
-  peer_trusted_ = rules.has_trusted && rules.trusted.Match(peer_ip_);
+  peer_real_ip_from_ = rules.real_ip_from.Match(peer_.ip);
+  peer_trusted_ = rules.has_trusted && rules.trusted.Match(peer_.ip);
   peer_rules_version_ = x_->snapshot->version;
 }
 
 std::string_view ClientConnection::ResolveRemoteAddr() const {
   const AddressRules& rules = x_->snapshot->addresses;
-  std::string_view peer = peer_ip_;
+  std::string_view peer = peer_.ip;
   if (!peer_real_ip_from_) return peer;
   auto is_ip = [](std::string_view v) {
     uint32_t v4;
@@ -609,67 +554,49 @@ void ClientConnection::SendLocal(int status, std::string_view body, std::string_
   o.http10_client = x_->req.version_minor == 0;
   http::EncodeLocalResponseHead(o, worker_->Date(), content_type, &x_->out);
   x_->client_bufs.clear();
-  x_->client_bufs.push_back(uv_buf_init(x_->out.data(), x_->out.size()));
+  x_->client_bufs.push_back(core::IoBuf(x_->out));
   if (x_->req.method != base::Method::kHead && !body.empty()) {
-    x_->client_bufs.push_back(uv_buf_init(const_cast<char*>(body.data()), body.size()));
+    x_->client_bufs.push_back(core::IoBuf(body));
   }
   WriteClient();
 }
 
-// Writes client_bufs. Most responses fit in the socket buffer, so the write is first tried
-// synchronously: a completed write then needs no write request, no callback and no epoll_ctl
-// (libuv re-arms the watcher after every queued write). The completion runs in this call, so
-// callers must not touch the exchange after WriteClient() returns.
+// Writes client_bufs. Most responses fit in the socket buffer, so TcpConnection first tries
+// the write synchronously: a completed write then needs no write request, no callback and no
+// epoll_ctl. The completion runs in this call, so callers must not touch the exchange after
+// WriteClient() returns.
 void ClientConnection::WriteClient() {
-  constexpr int kMaxSyncDepth = 8;  // pipelined requests answered back to back
-  writing_ = true;
   for (const uv_buf_t& b : x_->client_bufs) x_->bytes_sent += b.len;
-  if (sync_depth_ < kMaxSyncDepth) {
-    int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), x_->client_bufs.data(),
-                         static_cast<unsigned>(x_->client_bufs.size()));
-    if (n < 0 && n != UV_EAGAIN) {
-      writing_ = false;
-      Close();
-      return;
-    }
-    size_t written = n > 0 ? static_cast<size_t>(n) : 0;
-    size_t first = 0;
-    while (first < x_->client_bufs.size() && written >= x_->client_bufs[first].len) {
-      written -= x_->client_bufs[first].len;
-      ++first;
-    }
-    if (first == x_->client_bufs.size()) {
-      ++sync_depth_;
-      OnClientWriteDone(0);
-      --sync_depth_;
-      return;
-    }
-    x_->client_bufs[first].base += written;
-    x_->client_bufs[first].len -= written;
-    x_->client_bufs.erase(x_->client_bufs.begin(), x_->client_bufs.begin() + static_cast<long>(first));
-  }
-  int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), x_->client_bufs.data(),
-                    static_cast<unsigned>(x_->client_bufs.size()), &OnWrite);
-  if (rc != 0) {
-    writing_ = false;
-    Close();
+  if (continue_inflight_) {  // rare: "100 Continue" did not go out at once
+    write_deferred_ = true;
     return;
   }
-  ArmTimer(worker_->gateway().send_timeout);
+  conn_.set_write_timeout(worker_->gateway().send_timeout);  // between two writes, as nginx
+  conn_.Write(x_->client_bufs.data(), static_cast<unsigned>(x_->client_bufs.size()));
 }
 
-void ClientConnection::OnWrite(uv_write_t* req, int status) {
-  static_cast<ClientConnection*>(req->handle->data)->OnClientWriteDone(status);
+void ClientConnection::OnWritten(int status) {
+  if (!continue_inflight_) {
+    OnClientWriteDone(status);
+    return;
+  }
+  continue_inflight_ = false;
+  if (status < 0) {
+    Close();
+  } else if (write_deferred_) {
+    write_deferred_ = false;
+    conn_.set_write_timeout(worker_->gateway().send_timeout);
+    conn_.Write(x_->client_bufs.data(), static_cast<unsigned>(x_->client_bufs.size()));
+  }
 }
 
 void ClientConnection::OnClientWriteDone(int status) {
-  writing_ = false;
   if (state_ == State::kClosed) return;
   if (status < 0) {
     Close();
     return;
   }
-  timer_.Disarm();
+  conn_.DisarmTimer();
   if (state_ == State::kLocalReply) {
     FinishExchange();
   } else if (state_ == State::kProxying) {
@@ -677,13 +604,11 @@ void ClientConnection::OnClientWriteDone(int status) {
   }
 }
 
-void ClientConnection::OnContinueWritten(uv_write_t*, int) {}
+// send_timeout: a response write made no progress for that long.
+void ClientConnection::OnWriteTimeout() { Close(); }
 
-void ClientConnection::OnTimeout(void* self) {
-  auto* c = static_cast<ClientConnection*>(self);
-  // Idle keep-alive, slow head, slow body, send timeout or linger end: all close.
-  c->Close();
-}
+// Idle keep-alive, slow head, slow body or linger end: all close.
+void ClientConnection::OnTimeout() { Close(); }
 
 void ClientConnection::WriteAccessLog(AccessLog* log) {
   // APISIX's default format, minus the fields Turnpike does not have yet:
@@ -691,7 +616,7 @@ void ClientConnection::WriteAccessLog(AccessLog* log) {
   // $request_time "$http_referer" "$http_user_agent" $upstream_addr $upstream_status
   std::string& line = worker_->log_line();
   line.clear();
-  line.append(x_->remote_addr.empty() ? std::string_view(peer_ip_) : x_->remote_addr);
+  line.append(x_->remote_addr.empty() ? std::string_view(peer_.ip) : x_->remote_addr);
   line.append(" - - [");
   line.append(worker_->LocalTime());
   line.append("] ");

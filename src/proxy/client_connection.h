@@ -20,21 +20,23 @@
 #include <string_view>
 #include <vector>
 
-#include "core/lazy_timer.h"
+#include "core/tcp_connection.h"
 #include "http/message.h"
 #include "http/parser.h"
 #include "proxy/exchange.h"
 #include "proxy/request_context.h"
 #include "proxy/snapshot.h"
+#include "proxy/upstream_connection.h"
 #include "proxy/worker.h"
 #include "router/route_table.h"
 #include "upstream/round_robin.h"
 
 namespace turnpike::proxy {
 
-class UpstreamConnection;
-
-class ClientConnection final : public router::RouteFilter, public Pausable {
+class ClientConnection final : public router::RouteFilter,
+                               public Pausable,
+                               public UpstreamConnection::Owner,
+                               core::TcpConnection::Handler {
  public:
   static constexpr size_t kInitialBuffer = Worker::kClientBufferSize;
   static constexpr size_t kMaxRequestLine = 8 * 1024;  // longer: 414
@@ -48,12 +50,12 @@ class ClientConnection final : public router::RouteFilter, public Pausable {
   // Closes at once (abort, or drain deadline passed).
   void Close();
 
-  // ---- events from the upstream side (UpstreamConnection) ----
-  void OnUpstreamConnected(int status);
-  void OnUpstreamData();
-  void OnUpstreamEof(int status);
-  void OnUpstreamWritten(int status);
-  void OnUpstreamTimeout();
+  // ---- UpstreamConnection::Owner: events from the upstream side (forward.cc) ----
+  void OnUpstreamConnected(int status) override;
+  void OnUpstreamData() override;
+  void OnUpstreamEof(int status) override;
+  void OnUpstreamWritten(int status) override;
+  void OnUpstreamTimeout() override;
 
   size_t worker_index = 0;  // position in the worker's client list (worker use only)
 
@@ -79,19 +81,21 @@ class ClientConnection final : public router::RouteFilter, public Pausable {
   ~ClientConnection();
   std::string_view ResolveRemoteAddr() const;
 
-  // libuv callbacks
-  static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
-  static void OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
-  static void OnWrite(uv_write_t* req, int status);
-  static void OnContinueWritten(uv_write_t* req, int status);
-  static void OnTimeout(void* self);
-  static void OnClose(uv_handle_t* h);
-  static void OnShutdown(uv_shutdown_t* req, int status);
+  // core::TcpConnection::Handler: the client socket's events
+  void OnReadBuffer(size_t suggested, uv_buf_t* buf) override;
+  void OnRead(char* data, size_t len) override;
+  void OnReadBufferUnused(const uv_buf_t& buf) override;
+  void OnReadEnd(int status) override;
+  void OnWritten(int status) override;
+  void OnWriteTimeout() override;
+  void OnShutdown(int status) override;
+  void OnTimeout() override;
+  void OnClosed() override;
 
   // downstream side (client_connection.cc)
   void StartReading();
-  void StopReading();
-  void ArmTimer(double seconds);
+  void StopReading() { conn_.StopReading(); }
+  void ArmTimer(double seconds) { conn_.ArmTimer(seconds); }
   void OnData();
   void ProcessHead();
   void HandleRequest(size_t head_len);
@@ -126,8 +130,11 @@ class ClientConnection final : public router::RouteFilter, public Pausable {
   void WriteAccessLog(AccessLog* log);
   void NextRequest();
   void LingerAndClose();
+  // Writes client_bufs (the completion may run inside: see TcpConnection::Write).
   void WriteClient();
   void OnClientWriteDone(int status);
+  // A response write is in flight (not the "100 Continue" one).
+  bool response_writing() const { return conn_.writing() && !continue_inflight_; }
   void Compact();
   bool Grow(size_t new_cap);
 
@@ -158,18 +165,13 @@ class ClientConnection final : public router::RouteFilter, public Pausable {
   void ReleaseUpstream(bool reusable);
   void AbortExchange();
 
-  uv_tcp_t tcp_{};
-  core::LazyTimer timer_;
-  uv_write_t write_req_{};
-  uv_shutdown_t shutdown_req_{};
+  core::TcpConnection conn_;  // the socket, its write path and the connection's timer
   Worker* worker_;
   State state_ = State::kReadingHead;
-  int pending_closes_ = 0;
-  int sync_depth_ = 0;  // nested synchronous write completions (bounded, see WriteClient)
-  bool reading_ = false;
-  bool writing_ = false;
-  bool close_after_write_ = false;
   bool head_deadline_set_ = false;  // client_header_timeout runs for the head being read
+  // "100 Continue" is being written; a response write waits for it (write_deferred_).
+  bool continue_inflight_ = false;
+  bool write_deferred_ = false;
 
   // Read buffer: unconsumed bytes are [begin_, end_).
   char* buf_ = nullptr;
@@ -179,10 +181,8 @@ class ClientConnection final : public router::RouteFilter, public Pausable {
   size_t scan_pos_ = 0;
   size_t head_end_ = 0;  // end of the current request head (its views must stay put)
 
-  char peer_ip_[48] = {};
-  char peer_port_[8] = {};
-  char local_ip_[48] = {};
-  char local_port_text_[8] = {};
+  core::AddressText peer_;   // the client's address
+  core::AddressText local_;  // the listener's address it connected to
   ConnectionInfo conn_info_;
   uint32_t requests_ = 0;
   bool keep_alive_ = true;  // the connection stays open after the current exchange

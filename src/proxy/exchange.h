@@ -32,7 +32,6 @@ namespace turnpike::proxy {
 class UpstreamConnection;
 
 struct Exchange {
-  uv_write_t continue_req{};
   RequestContext ctx;
   PhaseRunner phases;              // the plugin chains of this request
   std::string filtered;            // filtered body bytes of the write in flight

@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kCrlf = "\r\n";
 constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
-uv_buf_t Buf(std::string_view s) { return uv_buf_init(const_cast<char*>(s.data()), s.size()); }
+uv_buf_t Buf(std::string_view s) { return core::IoBuf(s); }
 
 // nginx does not retry non-idempotent requests once they were sent.
 bool Idempotent(base::Method m) {
@@ -34,7 +34,7 @@ void AppendSpans(const std::vector<std::string_view>& spans, bool chunked,
       auto [p, ec] = std::to_chars(h.data(), h.data() + 16, spans[i].size(), 16);
       *p++ = '\r';
       *p++ = '\n';
-      bufs->push_back(uv_buf_init(h.data(), static_cast<unsigned>(p - h.data())));
+      bufs->push_back(core::IoBuf(h.data(), static_cast<size_t>(p - h.data())));
     }
     bufs->push_back(Buf(spans[i]));
     if (chunked) bufs->push_back(Buf(kCrlf));
@@ -169,7 +169,7 @@ void ClientConnection::EncodeRequestHead(std::string* out, const upstream::Node&
   f.target = x_->ctx.upstream_uri_override();
   f.remote_addr = x_->remote_addr;
   f.forwarded_host = x_->req.host;
-  f.local_port = local_port_text_;
+  f.local_port = local_.port;
   f.trusted_peer = peer_trusted_;
   f.drop_client_forwarded_for = x_->snapshot->addresses.has_trusted && !peer_trusted_;
   f.edits = x_->phases_ran ? &x_->ctx.request_edits() : nullptr;
@@ -214,7 +214,7 @@ void ClientConnection::AppendBufferedBody() {
       auto [p, ec] = std::to_chars(h, h + 16, x_->body_buf.size(), 16);
       *p++ = '\r';
       *p++ = '\n';
-      x_->up_bufs.push_back(uv_buf_init(h, static_cast<unsigned>(p - h)));
+      x_->up_bufs.push_back(core::IoBuf(h, static_cast<size_t>(p - h)));
     }
     x_->up_bufs.push_back(Buf(x_->body_buf));
     if (chunked) x_->up_bufs.push_back(Buf(kCrlf));
@@ -264,7 +264,7 @@ void ClientConnection::ForwardRequestBody() {
   if (x_->up_bufs.empty()) return;  // only framing bytes so far: read on
   StopReading();                    // back-pressure: no more body until the node took this piece
   x_->body_inflight = true;
-  timer_.Disarm();
+  conn_.DisarmTimer();
   const config::Timeout& t = timeouts();
   x_->up->ArmTimer(t.send);
   x_->up->Write(x_->up_bufs.data(),
@@ -291,13 +291,13 @@ void ClientConnection::OnUpstreamWritten(int status) {
     if (begin_ < end_) ForwardRequestBody();
     return;
   }
-  if (!x_->resp_head_sent || !writing_) x_->up->ArmTimer(t.read);
+  if (!x_->resp_head_sent || !response_writing()) x_->up->ArmTimer(t.read);
 }
 
 // ---------------------------------------------------------------- response downstream
 
 void ClientConnection::OnUpstreamData() {
-  if (writing_) {  // back-pressure: the client has not taken the previous piece yet
+  if (response_writing()) {  // back-pressure: the client has not taken the previous piece yet
     x_->up->StopReading();
     return;
   }
@@ -463,14 +463,14 @@ void ClientConnection::OnResponseWritten() {
   }
   x_->ctx.facts().UpstreamEnd(0, uv_now(worker_->loop()));
   bool reusable = x_->up != nullptr && !x_->up_discard && x_->up_head.keep_alive &&
-                  x_->req_body_done && x_->resp_framing != http::BodyFraming::kUntilClose && !x_->up->writing() &&
-                  !worker_->draining();
+                  x_->req_body_done && x_->resp_framing != http::BodyFraming::kUntilClose &&
+                  !x_->up->writing() && !worker_->draining();
   if (!x_->req_body_done) keep_alive_ = false;
   FinishExchange(reusable);
 }
 
 void ClientConnection::OnUpstreamEof(int /*status*/) {
-  if (writing_) {  // finish the write in flight first
+  if (response_writing()) {  // finish the write in flight first
     x_->up_eof_pending = true;
     return;
   }

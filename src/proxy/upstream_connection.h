@@ -1,60 +1,81 @@
-// UpstreamConnection: one TCP connection from a worker to an upstream node.
+// UpstreamConnection: one TCP connection from a worker to an upstream node, and the worker's
+// unit of keep-alive pooling.
 //
-// Owned by the worker loop. While serving a request it belongs to exactly one
-// ClientConnection (owner()); between requests it sits in the worker's keep-alive pool, where
-// any byte or EOF from the node closes it. Its read buffer is lent by the worker while it
-// serves a request (an idle pooled connection holds none). Freed only in its uv_close
-// callback.
+// While it serves a request it reports to that request's UpstreamConnection::Owner (the
+// callbacks interface below), so any request-level client on a worker loop can use it, not
+// only the proxy's downstream connection. Between requests it sits in the worker's keep-alive
+// pool, where any byte or EOF from the node, or the pool's idle timeout, closes it. The
+// socket, the write path (synchronous try-write, queued remainder) and the timer are a
+// core::TcpConnection; this class adds the read buffer, lent by the worker while a request is
+// served (an idle pooled connection holds none), and the pool bookkeeping.
+//
+// Owned by the worker loop; freed only once its handles are closed (TcpConnection's
+// OnClosed). Worker thread only.
 #pragma once
 
-#include <uv.h>
-
 #include <cstdint>
-#include <string>
 #include <string_view>
-#include <vector>
 
-#include "core/lazy_timer.h"
+#include "core/tcp_connection.h"
 #include "proxy/worker.h"
 
 namespace turnpike::proxy {
 
-class ClientConnection;
-
-class UpstreamConnection {
+class UpstreamConnection final : core::TcpConnection::Handler {
  public:
   static constexpr size_t kBufferSize = Worker::kUpstreamBufferSize;
 
-  // Starts connecting to `key`'s address; the result arrives in owner->OnUpstreamConnected.
-  static UpstreamConnection* Connect(Worker* worker, const PoolKey& key, ClientConnection* owner,
+  // What the connection reports to the request it serves (attached). No call comes while it
+  // is pooled or after Close(). Every callback may Close() the connection, Write(), start or
+  // stop reading, or Detach() it.
+  class Owner {
+   public:
+    // The connect finished: 0, or a libuv error (UV_ETIMEDOUT: the connect timeout).
+    virtual void OnUpstreamConnected(int status) = 0;
+    // Bytes were appended to pending().
+    virtual void OnUpstreamData() = 0;
+    // The node closed its side (UV_EOF) or the connection failed; reading is over.
+    virtual void OnUpstreamEof(int status) = 0;
+    // The Write() in progress finished (0, or a libuv error); may run inside Write().
+    virtual void OnUpstreamWritten(int status) = 0;
+    // The timer (ArmTimer) expired.
+    virtual void OnUpstreamTimeout() = 0;
+
+   protected:
+    ~Owner() = default;
+  };
+
+  // Starts connecting to `key`'s address; the result arrives in owner->OnUpstreamConnected,
+  // never inside this call. nullptr when the connect could not even start.
+  static UpstreamConnection* Connect(Worker* worker, const PoolKey& key, Owner* owner,
                                      double connect_timeout);
 
-  void Attach(ClientConnection* owner);  // taken from the pool
-  void Detach();                         // back to the pool (caller then calls PutIdle)
-  void Close();                          // idempotent
+  void Attach(Owner* owner);      // taken from the pool
+  void Detach();                  // back to the pool (caller then calls PutIdle)
+  void Close() { tcp_.Close(); }  // idempotent; no owner callback follows
 
   // Writes `bufs` (must stay valid until owner->OnUpstreamWritten). Tried synchronously
   // first; then OnUpstreamWritten runs inside this call, so the caller must not touch the
   // exchange after Write() returns. `bufs` may be modified.
-  void Write(uv_buf_t* bufs, unsigned count);
-  void StartReading();
-  void StopReading();
-  void ArmTimer(double seconds);  // fires owner->OnUpstreamTimeout (or closes when idle)
-  void StopTimer();
+  void Write(uv_buf_t* bufs, unsigned count) { tcp_.Write(bufs, count); }
+  void StartReading() { tcp_.StartReading(); }
+  void StopReading() { tcp_.StopReading(); }
+  // owner->OnUpstreamTimeout (or, pooled, the close) `seconds` from now.
+  void ArmTimer(double seconds) { tcp_.ArmTimer(seconds); }
+  void StopTimer() { tcp_.DisarmTimer(); }
 
   // Unconsumed response bytes [begin, end) of the read buffer.
   std::string_view pending() const { return std::string_view(buf_ + begin_, end_ - begin_); }
-  void Consume(size_t n);
+  void Consume(size_t n) { begin_ += n; }
 
-  ClientConnection* owner() const { return owner_; }
   const PoolKey& key() const { return key_; }
   // Served a request before the current one (so it came from the keep-alive pool).
   bool reused() const { return requests_ > 1; }
   uint32_t requests() const { return requests_; }
   void CountRequest() { ++requests_; }
-  bool closing() const { return closing_; }
-  bool writing() const { return writing_; }
-  bool connected() const { return connected_; }
+  bool closing() const { return tcp_.closing(); }
+  bool writing() const { return tcp_.writing(); }
+  bool connected() const { return tcp_.connected(); }
   // Some byte arrived from the node for the current request (since Connect or Attach).
   bool received_any() const { return received_any_; }
 
@@ -69,30 +90,25 @@ class UpstreamConnection {
  private:
   UpstreamConnection(Worker* worker, const PoolKey& key);
   ~UpstreamConnection();
-  static void OnConnect(uv_connect_t* req, int status);
-  static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
-  static void OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
-  static void OnWrite(uv_write_t* req, int status);
-  static void OnTimeout(void* self);
-  static void OnClose(uv_handle_t* h);
+  void ReturnBuffer();
 
-  uv_tcp_t tcp_{};
-  core::LazyTimer timer_;
-  uv_connect_t connect_req_{};
-  uv_write_t write_req_{};
+  // core::TcpConnection::Handler
+  void OnConnect(int status) override;
+  void OnReadBuffer(size_t suggested, uv_buf_t* buf) override;
+  void OnRead(char* data, size_t len) override;
+  void OnReadEnd(int status) override;
+  void OnWritten(int status) override;
+  void OnTimeout() override;
+  void OnClosed() override;
+
+  core::TcpConnection tcp_;
   Worker* worker_;
   PoolKey key_;
-  ClientConnection* owner_ = nullptr;
-  char* buf_;
+  Owner* owner_ = nullptr;  // null while pooled or closing
+  char* buf_ = nullptr;
   size_t begin_ = 0;
   size_t end_ = 0;
   uint32_t requests_ = 0;
-  int pending_closes_ = 0;
-  int sync_depth_ = 0;
-  bool closing_ = false;
-  bool writing_ = false;
-  bool reading_ = false;
-  bool connected_ = false;
   bool pinned_ = false;
   bool received_any_ = false;
 };

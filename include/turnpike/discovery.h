@@ -34,6 +34,10 @@
 
 #include "turnpike/status.h"
 
+// libuv's loop, by name only (a provider that uses it includes <uv.h>).
+struct uv_loop_s;
+typedef struct uv_loop_s uv_loop_t;  // NOLINT(modernize-use-using): libuv's own spelling
+
 namespace turnpike {
 
 // One node as a registry reports it (the discovery node schema: host and weight required).
@@ -69,12 +73,21 @@ class DiscoverySink {
   ~DiscoverySink() = default;
 };
 
+// What a provider runs on, given to Start(). Everything in it outlives the provider's use
+// of it (until Stop() returned).
+struct DiscoveryEnvironment {
+  DiscoverySink* sink = nullptr;  // where to publish
+  // The control loop: the provider's timers (polling intervals, back-off) and connections
+  // (the control-loop HTTP client, http_client::Client, takes this loop) run on it.
+  uv_loop_t* loop = nullptr;
+};
+
 class DiscoveryProvider {
  public:
   virtual ~DiscoveryProvider() = default;
 
-  // Once, before any Watch(). `sink` outlives the provider's use of it (until Stop()).
-  virtual Status Start(DiscoverySink* sink) = 0;
+  // Once, before any Watch().
+  virtual Status Start(const DiscoveryEnvironment& env) = 0;
   // `service` is wanted (first upstream naming it). Look it up, then keep it current.
   virtual void Watch(const ServiceRef& service) = 0;
   // `service` is no longer wanted (its last upstream is gone); publishing it is ignored.

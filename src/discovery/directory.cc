@@ -41,7 +41,7 @@ void Directory::AddProvider(std::string name, std::unique_ptr<DiscoveryProvider>
 Status Directory::Start() {
   for (auto& [name, provider] : providers_) {
     sinks_.push_back(std::make_unique<Sink>(this, name));
-    Status s = provider->Start(sinks_.back().get());
+    Status s = provider->Start(DiscoveryEnvironment{sinks_.back().get(), loop_});
     if (!s.ok()) return Status::Error("discovery." + name + ": " + s.message());
   }
   uv_timer_init(loop_, &tick_);

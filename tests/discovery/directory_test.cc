@@ -142,6 +142,7 @@ TEST_F(DirectoryTest, OneLookupPerNameAcrossUpstreams) {
 
 TEST_F(DirectoryTest, ProviderIsToldWhatToWatch) {
   EXPECT_EQ(provider_->starts, 1);
+  EXPECT_EQ(provider_->loop, &loop_) << "providers run their timers on the control loop";
   auto a = std::make_shared<upstream::NodeSetSlot>();
   auto b = std::make_shared<upstream::NodeSetSlot>();
   dir_->Apply({Discovered(a, "fake", "users"), Discovered(b, "fake", "users")});

@@ -71,8 +71,9 @@ class FakeResolver final : public Resolver {
 
 class FakeProvider final : public DiscoveryProvider {
  public:
-  Status Start(DiscoverySink* sink) override {
-    sink_ = sink;
+  Status Start(const DiscoveryEnvironment& env) override {
+    sink_ = env.sink;
+    loop = env.loop;
     ++starts;
     return Status::Ok();
   }
@@ -92,6 +93,7 @@ class FakeProvider final : public DiscoveryProvider {
   }
 
   DiscoverySink* sink_ = nullptr;
+  uv_loop_t* loop = nullptr;  // the environment's loop, as Start() got it
   std::set<ServiceRef> watched;
   int watch_calls = 0, unwatch_calls = 0, starts = 0, stops = 0;
   bool ready_flag = true;

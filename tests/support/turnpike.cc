@@ -79,13 +79,17 @@ bool Turnpike::Start(const std::string& routes_yaml, const TurnpikeOptions& opti
     popts.stderr_file = dir_.File("stderr.log");
     process_ = Process::Start(binary_, {"-c", config_path()}, popts, &error_);
     if (!process_) return false;
-    if (WaitForPort(port_, std::chrono::seconds(15), [this] { return process_->Running(); })) {
+    // A bound for a hang, not a speed test (a daemon that fails exits, and that is seen at
+    // once): generous, because 50k routes under ASan on a loaded 2-core machine take ~15 s.
+    constexpr int kStartSeconds = 60;
+    if (WaitForPort(port_, std::chrono::seconds(kStartSeconds),
+                    [this] { return process_->Running(); })) {
       return true;
     }
     std::string err = Stderr();
     if (process_->Running()) {
       error_ = "turnpike did not accept connections on port " + std::to_string(port_) +
-               " within 15 s; stderr:\n" + err;
+               " within " + std::to_string(kStartSeconds) + " s; stderr:\n" + err;
       return false;
     }
     error_ = "turnpike exited (" + process_->exit_status()->ToString() +

@@ -10,9 +10,10 @@
 
 namespace turnpike::daemon {
 
-void RegisterBuiltinPlugins(proxy::PluginRegistry* registry) {
+void RegisterBuiltinPlugins(proxy::PluginRegistry* registry, std::shared_ptr<LogFiles> log_files) {
   registry->Register(std::make_unique<plugins::echo::EchoFactory>());
-  registry->Register(std::make_unique<plugins::file_logger::FileLoggerFactory>());
+  registry->Register(
+      std::make_unique<plugins::file_logger::FileLoggerFactory>(std::move(log_files)));
   registry->Register(std::make_unique<plugins::request_id::RequestIdFactory>());
   registry->Register(std::make_unique<plugins::ip_restriction::IpRestrictionFactory>());
   registry->Register(std::make_unique<plugins::response_rewrite::ResponseRewriteFactory>());

@@ -189,7 +189,7 @@ Control::Control(std::shared_ptr<const config::GatewayConfig> gateway,
   if (register_plugins) {
     register_plugins(&plugins_);
   } else {
-    RegisterBuiltinPlugins(&plugins_);
+    RegisterBuiltinPlugins(&plugins_, log_writer_);
   }
   RegisterBuiltinProviders(&providers_);
   // Status first: it is up before the first load, so /status/ready answers 503 while it runs.
@@ -293,6 +293,7 @@ int Control::Run() {
   services_.StopAll();  // after the workers: no request uses them any more
   retired_.clear();
   current_.reset();
+  FlushLogs();
   uv_loop_close(&loop_);
   if (exit_code_ == 0) spdlog::info("turnpike stopped");
   return exit_code_;
@@ -320,7 +321,7 @@ bool Control::StartServing() {
   }
   std::shared_ptr<proxy::AccessLog> access_log;
   if (gateway_->enable_access_log && !gateway_->access_log.empty()) {
-    auto opened = OpenAccessLog(gateway_->access_log);
+    auto opened = OpenAccessLog(gateway_->access_log, *log_writer_);
     if (!opened.ok()) {
       spdlog::critical("{}", opened.status().message());
       close_all();
@@ -607,6 +608,19 @@ void Control::OnDrainDeadline(uv_timer_t* t) {
 }
 
 void Control::OnWorkersDone(uv_async_t* a) { static_cast<Control*>(a->data)->CloseHandles(); }
+
+void Control::FlushLogs() {
+  log_writer_->FlushNow();
+  for (const logging::LogWriter::FileStats& f : log_writer_->Stats()) {
+    if (f.dropped > 0) {
+      spdlog::warn("{}: {} line(s) dropped, written faster than the disk took them", f.path,
+                   f.dropped);
+    }
+    if (f.write_errors > 0) {
+      spdlog::warn("{}: {} failed open(s) or write(s)", f.path, f.write_errors);
+    }
+  }
+}
 
 void Control::StopServices() {
   for (auto& service : control_services_) service->Stop();

@@ -27,11 +27,12 @@
 
 #include "admin/status_api.h"
 #include "config/specs.h"
-#include "daemon/services.h"
-#include "metrics/registry.h"
 #include "daemon/control_service.h"
 #include "daemon/discovery_service.h"
+#include "daemon/services.h"
 #include "discovery/registry.h"
+#include "logging/log_writer.h"
+#include "metrics/registry.h"
 #include "proxy/plugin_registry.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
@@ -44,7 +45,8 @@ class Control {
   static constexpr uint64_t kMaxDebounceMs = 1000;  // a stream of events waits at most this
   static constexpr unsigned kPollIntervalMs = 1000;
 
-  // Fills the plugin registry; RegisterBuiltinPlugins unless a test passes its own.
+  // Fills the plugin registry; RegisterBuiltinPlugins (with the log writer) unless a test
+  // passes its own.
   using PluginRegistration = std::function<void(proxy::PluginRegistry*)>;
 
   explicit Control(std::shared_ptr<const config::GatewayConfig> gateway,
@@ -88,13 +90,18 @@ class Control {
   admin::StatusReport Report() const;
   void BeginShutdown(int signum);
   void StopServices();
+  // After the workers stopped: writes out the log files and warns about lines they lost.
+  void FlushLogs();
   void CloseHandles();
 
   std::shared_ptr<const config::GatewayConfig> gateway_;
+  // The one writer of log files: the access log and file-logger's (shared with the plugin
+  // registry's factory). Flushed at the end of Run(), once the workers stopped.
+  std::shared_ptr<logging::LogWriter> log_writer_ = std::make_shared<logging::LogWriter>();
   proxy::PluginRegistry plugins_;  // the built-in plugins; read-only after construction
   metrics::Registry metrics_;      // every plugin's metrics, for the life of the process
   Clock& clock_ = SystemClock::Instance();
-  ServiceHost services_;  // the plugins' services: started with serving
+  ServiceHost services_;                   // the plugins' services: started with serving
   discovery::ProviderRegistry providers_;  // the built-in discovery providers; read-only
   uv_loop_t loop_{};
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};

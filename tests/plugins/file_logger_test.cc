@@ -1,4 +1,5 @@
-// file-logger: schema errors as APISIX words them, the entry it formats, and the writer.
+// file-logger: schema errors as APISIX words them, the entry it formats, and what it writes
+// (the writer itself: tests/logging/log_writer_test.cc).
 
 #include "plugins/file_logger/file_logger.h"
 
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "logging/log_writer.h"
 #include "plugins/fake_plugin_context.h"
 #include "plugins/file_logger/entry.h"
 #include "support/fake_factory_context.h"
@@ -178,7 +180,7 @@ TEST(FileLoggerEntryTest, JsonStringEscaping) {
 
 TEST(FileLoggerPluginTest, CollectsTheBodyAndHonoursMatch) {
   turnpike::testing::TempDir dir;
-  auto writer = std::make_shared<LogWriter>(std::chrono::milliseconds(5));
+  auto writer = std::make_shared<logging::LogWriter>(std::chrono::milliseconds(5));
   FileLoggerFactory factory(writer);
   std::string path = dir.File("log.json");
   StatusOr<PluginConstSharedPtr> plugin =
@@ -201,36 +203,6 @@ TEST(FileLoggerPluginTest, CollectsTheBodyAndHonoursMatch) {
   p.Log(ctx);  // not matched: nothing written
   writer->FlushNow();
   EXPECT_EQ(turnpike::testing::ReadFile(path), "{\"u\":\"/a\"}\n");
-}
-
-TEST(LogWriterTest, SharesFilesByPathAndDropsWhenFull) {
-  turnpike::testing::TempDir dir;
-  LogWriter writer(std::chrono::milliseconds(1000), /*buffer_bytes=*/16);
-  std::shared_ptr<LogFile> a = writer.File(dir.File("a"));
-  EXPECT_EQ(writer.File(dir.File("a")), a);
-  EXPECT_NE(writer.File(dir.File("b")), a);
-  EXPECT_TRUE(a->Append("01234"));
-  // 6 + 17 bytes would not fit in 16, and neither would 17 alone: dropped whether or not the
-  // writer thread has taken the first line meanwhile (it is woken at half full).
-  EXPECT_FALSE(a->Append("0123456789abcdef"));
-  EXPECT_EQ(a->dropped(), 1u);
-  writer.FlushNow();
-  EXPECT_EQ(turnpike::testing::ReadFile(dir.File("a")), "01234\n");
-}
-
-TEST(LogWriterTest, ReopensARotatedFile) {
-  turnpike::testing::TempDir dir;
-  LogWriter writer(std::chrono::milliseconds(5));
-  std::shared_ptr<LogFile> f = writer.File(dir.File("log"));
-  f->Append("one");
-  writer.FlushNow();
-  ASSERT_EQ(rename(dir.File("log").c_str(), dir.File("log.1").c_str()), 0);
-  writer.Reopen();  // what SIGUSR1 does in nginx; the writer also notices by itself within 1 s
-  writer.FlushNow();
-  f->Append("two");
-  writer.FlushNow();
-  EXPECT_EQ(turnpike::testing::ReadFile(dir.File("log.1")), "one\n");
-  EXPECT_EQ(turnpike::testing::ReadFile(dir.File("log")), "two\n");
 }
 
 // log_format keys and literals from YAML may not be UTF-8; compiling them used json::dump(),

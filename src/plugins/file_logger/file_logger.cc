@@ -53,12 +53,12 @@ void FileLoggerPlugin::Log(PluginContext& ctx) const {
   file_->Append(line);
 }
 
-FileLoggerFactory::FileLoggerFactory(std::shared_ptr<LogWriter> writer)
-    : writer_(writer ? std::move(writer) : std::make_shared<LogWriter>()) {}
+FileLoggerFactory::FileLoggerFactory(std::shared_ptr<LogFiles> log_files)
+    : log_files_(std::move(log_files)) {}
 
 StatusOr<PluginConstSharedPtr> FileLoggerFactory::MakePlugin(Config config,
                                                              FactoryContext& /*ctx*/) const {
-  std::shared_ptr<LogFile> file = writer_->File(config.path);
+  std::shared_ptr<LogFile> file = log_files_->File(config.path);
   return PluginConstSharedPtr(
       std::make_shared<FileLoggerPlugin>(std::move(config), std::move(file)));
 }

@@ -1,13 +1,13 @@
 // file-logger: runtime part. body_filter collects the response body when include_resp_body
 // asks for it (into the request's plugin scratch, capped at max_resp_body_bytes); log checks
-// `match`, formats the entry (entry.h) on the worker and hands the line to the shared
-// LogWriter, which writes it from its own thread (the worker never touches the disk).
+// `match`, formats the entry (entry.h) on the worker and appends the line to its LogFile
+// (turnpike/log_file.h), which a background thread writes (the worker never touches the disk).
 #pragma once
 
 #include <memory>
 
 #include "plugins/file_logger/config.h"
-#include "plugins/file_logger/log_writer.h"
+#include "turnpike/log_file.h"
 #include "turnpike/plugin.h"
 #include "turnpike/typed_factory.h"
 
@@ -41,15 +41,13 @@ class FileLoggerFactory final
   static constexpr int kPriority = 399;
   static constexpr auto kParseConfig = &ParseConfig;
 
-  // `writer` is shared by every instance; nullptr makes one.
-  explicit FileLoggerFactory(std::shared_ptr<LogWriter> writer = nullptr);
-  // The instance writes to the writer's file for config.path.
+  // `log_files` (the daemon's one log writer) is shared by every instance; required.
+  explicit FileLoggerFactory(std::shared_ptr<LogFiles> log_files);
+  // The instance writes to log_files' file for config.path (one per path, shared).
   StatusOr<PluginConstSharedPtr> MakePlugin(Config config, FactoryContext& ctx) const;
 
-  LogWriter& writer() const { return *writer_; }
-
  private:
-  std::shared_ptr<LogWriter> writer_;
+  std::shared_ptr<LogFiles> log_files_;
 };
 
 }  // namespace turnpike::plugins::file_logger

@@ -3,7 +3,8 @@
 // The first byte picks what the rest is ('v', 's', 'g', 'f', 'r'; any other byte b picks
 // "vsfr"[b % 4]):
 //   v  a response-rewrite header value ($var, ${var}, ${var ?? default}): Template
-//      compiled, rendered against a fake request
+//      compiled, rendered against a fake request; also as an access log format (nginx's
+//      syntax, each escaping)
 //   s  a response-rewrite filter: lines pattern, replacement ($0, ${1}, $$), option letters,
 //   g  then the subject (the rest): Substitution compiled (g: gsub) and applied
 //   f  a file-logger configuration (JSON; log_format with "$var" values), then optionally
@@ -12,8 +13,9 @@
 //      the plugin is created and runs header_filter and body_filter, the body in pieces
 //      split after each '\n'
 //
-// Checked: no crash, UB, exception or timeout; a literal template renders as its text; a
-// file-logger entry is one line of valid JSON (an object).
+// Checked: no crash, UB, exception or timeout; a literal template renders as its text; in
+// nginx's log_format syntax, strict and lenient compiles agree and escaped values bring no
+// control bytes; a file-logger entry is one line of valid JSON (an object).
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -72,6 +74,33 @@ void FuzzTemplate(std::string_view text) {
       FUZZ_CHECK(t.literal() == text);
       FUZZ_CHECK(out == t.literal());
     }
+  }
+  // The access log's nginx log_format: a format the strict compile accepts renders as the
+  // lenient one does, and escaped values add no control bytes (nor, escaped nginx's default
+  // way, bytes outside ASCII) that the format's own text does not have.
+  auto has_control = [](std::string_view s, bool high) {
+    for (char c : s) {
+      auto b = static_cast<unsigned char>(c);
+      if (b < 0x20 || (high && b >= 0x7f)) return true;
+    }
+    return false;
+  };
+  using Escape = turnpike::Template::Escape;
+  for (Escape escape : {Escape::kNone, Escape::kDefault, Escape::kJson}) {
+    turnpike::Template::Options o{.nginx_syntax = true, .escape = escape, .missing = "-"};
+    turnpike::StatusOr<turnpike::Template> strict = turnpike::Template::CompileStrict(text, o);
+    turnpike::Template lenient = turnpike::Template::Compile(text, o);
+    FakePluginContext ctx;
+    FillRequest(&ctx);
+    std::string out;
+    lenient.Render(ctx, &out);
+    if (strict.ok()) {
+      std::string strict_out;
+      strict.value().Render(ctx, &strict_out);
+      FUZZ_CHECK(strict_out == out);
+    }
+    bool high = escape == Escape::kDefault;
+    if (escape != Escape::kNone && !has_control(text, high)) FUZZ_CHECK(!has_control(out, high));
   }
 }
 

@@ -67,6 +67,7 @@ enum class BuiltinVar : uint8_t {
   kBalancerIp,            // picked node's IP
   kBalancerPort,          // picked node's port
   kRequestBody,           // the request body when buffered (else nil)
+  kRemoteUser,            // the user of `Authorization: Basic ...` (nil without a valid one)
   kCount,
 };
 

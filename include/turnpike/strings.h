@@ -1,6 +1,6 @@
-// String helpers for plugins: the ASCII case rules HTTP names follow and the query/form
-// unescaping nginx applies. All are allocation-free unless they return a std::string; any
-// thread.
+// String helpers for plugins: the ASCII case rules HTTP names follow, and the query/form
+// unescaping and base64 decoding nginx applies. All are allocation-free unless they return a
+// std::string; any thread.
 #pragma once
 
 #include <string>
@@ -17,5 +17,10 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 // ngx.req.get_post_args): '+' is a space, %XX a byte, and a '%' that starts no valid escape
 // stays as it is.
 void AppendFormUnescaped(std::string* out, std::string_view raw);
+
+// Appends the bytes `in` encodes in base64 as nginx's ngx_decode_base64 reads it (standard
+// alphabet; the data ends at the first '=', padding optional). False, `out` unchanged, for a
+// character outside the alphabet or a length of 4n+1.
+bool AppendBase64Decoded(std::string* out, std::string_view in);
 
 }  // namespace turnpike

@@ -17,6 +17,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(BuiltinVar::kCount)> 
     "body_bytes_sent", "upstream_scheme", "upstream_host", "upstream_addr",
     "upstream_status", "upstream_connect_time", "upstream_header_time",
     "upstream_response_time", "balancer_ip", "balancer_port", "request_body",
+    "remote_user",
 };
 
 // Every builtin has a name (a missing one would leave an empty string at the end).

@@ -63,6 +63,39 @@ int HexDigitValue(char c) {
   return -1;
 }
 
+namespace {
+
+int Base64Value(unsigned char ch) {
+  if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+  if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
+  if (ch >= '0' && ch <= '9') return ch - '0' + 52;
+  if (ch == '+') return 62;
+  if (ch == '/') return 63;
+  return -1;
+}
+
+}  // namespace
+
+bool AppendBase64Decoded(std::string* out, std::string_view in) {
+  size_t len = 0;
+  while (len < in.size() && in[len] != '=') {
+    if (Base64Value(static_cast<unsigned char>(in[len])) < 0) return false;
+    ++len;
+  }
+  if (len % 4 == 1) return false;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < len; ++i) {
+    acc = (acc << 6) | static_cast<uint32_t>(Base64Value(static_cast<unsigned char>(in[i])));
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out->push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return true;
+}
+
 void AppendFormUnescaped(std::string* out, std::string_view raw) {
   for (size_t i = 0; i < raw.size(); ++i) {
     char c = raw[i];

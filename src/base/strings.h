@@ -32,6 +32,11 @@ int HexDigitValue(char c);
 // stays as it is.
 void AppendFormUnescaped(std::string* out, std::string_view raw);
 
+// Appends the bytes `in` encodes in base64 the way nginx's ngx_decode_base64 reads it: the
+// standard alphabet, the data ends at the first '=' (padding optional, what follows ignored).
+// False, with `out` unchanged, for a character outside the alphabet or a length of 4n+1.
+bool AppendBase64Decoded(std::string* out, std::string_view in);
+
 // Parses a non-negative decimal integer that fits in uint64_t; nullopt on any other input.
 std::optional<uint64_t> ParseUint(std::string_view s);
 

@@ -162,6 +162,27 @@ std::optional<std::string_view> RequestContext::PostArg(std::string_view name) {
   return post_args_.Get(name);
 }
 
+// nginx's $remote_user (ngx_http_auth_basic_user): the client's `Authorization: Basic
+// <base64 of user:password>`, the name before the first ':'. nil without such a header, when
+// it does not decode, or when the name is empty or has no ':' after it.
+std::optional<std::string_view> RequestContext::RemoteUser() {
+  std::optional<std::string_view> auth = Header("authorization");
+  constexpr std::string_view kBasic = "Basic ";
+  if (!auth || auth->size() < kBasic.size() ||
+      !base::EqualsIgnoreCase(auth->substr(0, kBasic.size()), kBasic)) {
+    return std::nullopt;
+  }
+  std::string_view credentials = auth->substr(kBasic.size());
+  while (!credentials.empty() && credentials.front() == ' ') credentials.remove_prefix(1);
+  remote_user_.clear();
+  if (credentials.empty() || !base::AppendBase64Decoded(&remote_user_, credentials)) {
+    return std::nullopt;
+  }
+  size_t colon = remote_user_.find(':');
+  if (colon == 0 || colon == std::string::npos) return std::nullopt;
+  return std::string_view(remote_user_).substr(0, colon);
+}
+
 bool RequestContext::IsFormContentType(std::string_view content_type) {
   constexpr std::string_view kForm = "application/x-www-form-urlencoded";
   return content_type.substr(0, kForm.size()) == kForm;
@@ -267,6 +288,8 @@ std::optional<std::string_view> RequestContext::Builtin(BuiltinVar v) {
       return std::string_view(req_->version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
     case BuiltinVar::kDocumentUri:
       return uri_;
+    case BuiltinVar::kRemoteUser:
+      return RemoteUser();
     case BuiltinVar::kServerName:
     case BuiltinVar::kHostname:
     case BuiltinVar::kRequest:

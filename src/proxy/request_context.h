@@ -125,6 +125,7 @@ class RequestContext final : public PluginContext {
  private:
   std::optional<std::string_view> Builtin(BuiltinVar v);
   std::optional<std::string_view> PostArg(std::string_view name);
+  std::optional<std::string_view> RemoteUser();
   RequestFacts facts_;
 
   const ConnectionInfo* conn_ = nullptr;
@@ -139,6 +140,7 @@ class RequestContext final : public PluginContext {
   int status_ = 0;
   CapturedParams params_;
   std::string request_uri_;  // "$uri?$args", built on first use (capacity reused)
+  std::string remote_user_;  // decoded Basic credentials, on each $remote_user lookup
   bool request_uri_built_ = false;
   char status_text_[8] = {};
   http::HeaderEdits request_edits_;

@@ -12,4 +12,8 @@ void AppendFormUnescaped(std::string* out, std::string_view raw) {
   base::AppendFormUnescaped(out, raw);
 }
 
+bool AppendBase64Decoded(std::string* out, std::string_view in) {
+  return base::AppendBase64Decoded(out, in);
+}
+
 }  // namespace turnpike

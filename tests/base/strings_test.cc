@@ -58,5 +58,21 @@ TEST(StringsTest, FormUnescape) {
   EXPECT_EQ(out, "xa bAJ%zz%4");  // appends; bad escapes stay as they are
 }
 
+TEST(StringsTest, Base64DecodeAsNginx) {
+  std::string out = "x";
+  EXPECT_TRUE(AppendBase64Decoded(&out, "dXNlcjpwYXNz"));
+  EXPECT_EQ(out, "xuser:pass");  // appends
+  out.clear();
+  EXPECT_TRUE(AppendBase64Decoded(&out, "SGk=trailing ignored"));
+  EXPECT_EQ(out, "Hi");
+  out.clear();
+  EXPECT_TRUE(AppendBase64Decoded(&out, "SGVsbA"));  // padding optional
+  EXPECT_EQ(out, "Hell");
+  out = "kept";
+  EXPECT_FALSE(AppendBase64Decoded(&out, "S"));  // 4n+1 characters
+  EXPECT_FALSE(AppendBase64Decoded(&out, "SGk*"));
+  EXPECT_EQ(out, "kept");
+}
+
 }  // namespace
 }  // namespace turnpike::base

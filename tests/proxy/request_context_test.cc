@@ -98,6 +98,22 @@ TEST_F(RequestContextTest, RouteAndParamsAfterMatching) {
   EXPECT_EQ(Var("status"), "404");
 }
 
+TEST_F(RequestContextTest, RemoteUserIsTheBasicAuthUser) {
+  // "alice:secret:more" -> the name before the first ':'; the scheme is case-insensitive.
+  Parse("GET / HTTP/1.1\r\nHost: h\r\nAuthorization: basic   YWxpY2U6c2VjcmV0Om1vcmU=\r\n\r\n");
+  EXPECT_EQ(Var("remote_user"), "alice");
+  for (const char* auth : {"Bearer YWxpY2U6eA==",    // not Basic
+                           "Basic ",                 // no credentials
+                           "Basic YWxpY2U=",         // "alice": no ':'
+                           "Basic OnNlY3JldA==",     // ":secret": empty name
+                           "Basic YWxp*2U6eA=="}) {  // not base64
+    Parse(std::string("GET / HTTP/1.1\r\nHost: h\r\nAuthorization: ") + auth + "\r\n\r\n");
+    EXPECT_FALSE(Var("remote_user")) << auth;
+  }
+  Parse("GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_FALSE(Var("remote_user"));
+}
+
 TEST(CompileVarTest, RejectsUnknownNames) {
   EXPECT_FALSE(CompileVar("no_such_var").ok());
   EXPECT_EQ(CompileVar("bogus").status().message(), "unknown variable 'bogus'");

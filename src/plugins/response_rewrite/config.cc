@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "plugins/common/schema.h"
+#include "turnpike/strings.h"
 
 namespace turnpike::plugins::response_rewrite {
 namespace {
@@ -149,37 +150,11 @@ Status ParseFilters(const nlohmann::json& f, Config* c) {
   return Status::Ok();
 }
 
-int Base64Value(unsigned char ch) {
-  if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-  if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-  if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-  if (ch == '+') return 62;
-  if (ch == '/') return 63;
-  return -1;
-}
-
 }  // namespace
 
 std::optional<std::string> DecodeBase64(std::string_view in) {
-  // nginx's ngx_decode_base64: the data ends at the first '='; a length of 4n+1 is invalid.
-  size_t len = 0;
-  while (len < in.size() && in[len] != '=') {
-    if (Base64Value(static_cast<unsigned char>(in[len])) < 0) return std::nullopt;
-    ++len;
-  }
-  if (len % 4 == 1) return std::nullopt;
   std::string out;
-  out.reserve(len / 4 * 3 + 2);
-  uint32_t acc = 0;
-  int bits = 0;
-  for (size_t i = 0; i < len; ++i) {
-    acc = (acc << 6) | static_cast<uint32_t>(Base64Value(static_cast<unsigned char>(in[i])));
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
+  if (!AppendBase64Decoded(&out, in)) return std::nullopt;
   return out;
 }
 

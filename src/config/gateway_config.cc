@@ -251,6 +251,14 @@ std::string JoinPath(const std::string& dir, const std::string& path) {
   return dir.back() == '/' ? dir + path : dir + "/" + path;
 }
 
+// nginx_config.http.access_log_format_escape: nginx's log_format escape= values.
+void ParseLogEscape(const Field& f, Diagnostics& d, Template::Escape* out) {
+  std::optional<std::string> v = ReadEnum(f, d, {"default", "json", "none"});
+  if (v == "default") *out = Template::Escape::kDefault;
+  if (v == "json") *out = Template::Escape::kJson;
+  if (v == "none") *out = Template::Escape::kNone;
+}
+
 std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
                                           const std::string& config_dir, int hw) {
   std::optional<YamlDocument> doc = LoadDocument(text, d);
@@ -263,6 +271,7 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
   std::optional<Field> role;               // for the data_plane check below
   bool provider_seen = false;
   std::optional<Field> status_port;  // apisix.status (or its port), for the conflict check
+  std::optional<Field> log_format;   // nginx_config.http.access_log_format, for its errors
 
   std::vector<KeyHandler> router = {
       {"http",
@@ -363,6 +372,15 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
        [&](const Field& x) {
          if (std::optional<std::string> v = ReadString(x, d)) cfg.access_log = *v;
        }},
+      {"access_log_format",
+       [&](const Field& x) {
+         if (std::optional<std::string> v = ReadString(x, d)) {
+           cfg.access_log_format = *v;
+           log_format = x;
+         }
+       }},
+      {"access_log_format_escape",
+       [&](const Field& x) { ParseLogEscape(x, d, &cfg.access_log_format_escape); }},
       {"upstream", [&](const Field& x) { Dispatch(x, d, http_upstream); }},
       {"real_ip_header", [&](const Field& x) { ParseRealIpHeader(x, d, &cfg.real_ip_header); }},
       {"real_ip_recursive", [&](const Field& x) { ParseOnOff(x, d, &cfg.real_ip_recursive); }},
@@ -418,6 +436,15 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
       break;
     }
   }
+  // Compiled whether or not the log is enabled, as nginx compiles every log_format. The
+  // default format always compiles, so an error is the configured one's.
+  StatusOr<Template> line =
+      CompileAccessLogFormat(cfg.access_log_format, cfg.access_log_format_escape);
+  if (line.ok()) {
+    cfg.access_log_template = std::move(line).value();
+  } else if (log_format) {
+    d.Error(log_format->at(), log_format->path, line.status().message());
+  }
   ApplyWorkerProcessesEnv(d, hw, &cfg.worker_processes);
   std::string default_routes = cfg.config_provider == "json" ? "apisix.json" : "apisix.yaml";
   cfg.routes_file = JoinPath(config_dir, routes_file.value_or(default_routes));
@@ -426,6 +453,13 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
 }
 
 }  // namespace
+
+StatusOr<Template> CompileAccessLogFormat(std::string_view format, Template::Escape escape) {
+  return Template::CompileStrict(format,
+                                 {.nginx_syntax = true,
+                                  .escape = escape,
+                                  .missing = escape == Template::Escape::kDefault ? "-" : ""});
+}
 
 LoadResult<GatewayConfig> ParseGatewayConfig(std::string_view text, const std::string& file,
                                              const std::string& config_dir, int hardware_threads) {

@@ -5,13 +5,16 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "turnpike/status.h"
+#include "turnpike/template.h"
 
 namespace turnpike::config {
 
@@ -49,6 +52,17 @@ enum class RouterMode {
   kUriWithParameter,  // radixtree_uri_with_parameter
 };
 
+// APISIX's nginx_config.http.access_log_format (conf/config-default.yaml).
+inline constexpr std::string_view kDefaultAccessLogFormat =
+    "$remote_addr - $remote_user [$time_local] $http_host \"$request\" $status $body_bytes_sent "
+    "$request_time \"$http_referer\" \"$http_user_agent\" $upstream_addr $upstream_status "
+    "$upstream_response_time \"$upstream_scheme://$upstream_host$upstream_uri\"";
+
+// An access log format compiled as nginx compiles a log_format: nginx's syntax over the request
+// variables (an unknown one is an error), values escaped as `escape` says, a missing value
+// "-" with the default escaping and "" with json or none.
+StatusOr<Template> CompileAccessLogFormat(std::string_view format, Template::Escape escape);
+
 struct GatewayConfig {
   std::string file;                                 // path of config.yaml as given
   std::vector<ListenAddr> listen = {ListenAddr{}};  // apisix.node_listen
@@ -77,6 +91,12 @@ struct GatewayConfig {
   std::string error_log_level = "warn";           // nginx_config.error_log_level
   std::string access_log;                         // nginx_config.http.access_log path; "" = off
   bool enable_access_log = false;                 // nginx_config.http.enable_access_log
+  // nginx_config.http.access_log_format and access_log_format_escape (default, json, none),
+  // and the line template compiled from both at load (CompileAccessLogFormat).
+  std::string access_log_format = std::string(kDefaultAccessLogFormat);
+  Template::Escape access_log_format_escape = Template::Escape::kDefault;
+  Template access_log_template =
+      CompileAccessLogFormat(kDefaultAccessLogFormat, Template::Escape::kDefault).value();
   double drain_timeout = 10;                      // turnpike.drain_timeout (s): graceful stop bound
   RouterMode router_mode = RouterMode::kHostUri;  // apisix.router.http
   bool delete_uri_tail_slash = false;             // apisix.delete_uri_tail_slash

@@ -243,5 +243,64 @@ TEST_F(GatewayKeysTest, JsonConfigProvider) {
             "conf/apisix.yaml");
 }
 
+// Access log: APISIX's format and escaping by default; a custom format is compiled at load
+// (nginx's log_format rules) and a bad one is an error at its line.
+class LogVars final : public RequestVars {
+ public:
+  std::optional<std::string_view> Get(const VarRef& var) override {
+    for (const auto& [name, value] : vars) {
+      if (name == var.source) return std::string_view(value);
+    }
+    return std::nullopt;
+  }
+  std::vector<std::pair<std::string, std::string>> vars;
+};
+
+TEST_F(GatewayKeysTest, AccessLogFormat) {
+  GatewayConfig d = Ok("");
+  EXPECT_EQ(d.access_log_format, kDefaultAccessLogFormat);
+  EXPECT_EQ(d.access_log_format_escape, Template::Escape::kDefault);
+  EXPECT_EQ(d.access_log_template.literal(), kDefaultAccessLogFormat);
+  EXPECT_EQ(GatewayConfig{}.access_log_template.literal(), kDefaultAccessLogFormat);
+  LogVars vars;
+  vars.vars = {{"remote_addr", "10.0.0.1"}, {"request", "GET /a\"b HTTP/1.1"}, {"status", "200"}};
+  std::string line;
+  d.access_log_template.Render(vars, &line);
+  EXPECT_EQ(line,
+            "10.0.0.1 - - [-] - \"GET /a\\x22b HTTP/1.1\" 200 - - \"-\" \"-\" - - - \"-://--\"");
+
+  GatewayConfig json = Ok(R"(nginx_config:
+  http:
+    access_log_format: '{"addr":"$remote_addr","req":"$request","ua":"$http_user_agent"}'
+    access_log_format_escape: json
+)");
+  EXPECT_EQ(json.access_log_format_escape, Template::Escape::kJson);
+  json.access_log_template.Render(vars, &line);
+  EXPECT_EQ(line, "{\"addr\":\"10.0.0.1\",\"req\":\"GET /a\\\"b HTTP/1.1\",\"ua\":\"\"}");
+  // The default format with another escaping.
+  GatewayConfig none = Ok("nginx_config:\n  http:\n    access_log_format_escape: none\n");
+  none.access_log_template.Render(vars, &line);
+  EXPECT_EQ(line, "10.0.0.1 -  []  \"GET /a\"b HTTP/1.1\" 200   \"\" \"\"    \"://\"");
+
+  EXPECT_EQ(Errors(R"(nginx_config:
+  http:
+    enable_access_log: false
+    access_log_format: "$remote_addr $bytes $status"
+    access_log_format_escape: yaml
+)"),
+            (Lines{
+                "conf/config.yaml:5:31: nginx_config.http.access_log_format_escape: invalid "
+                "value \"yaml\": must be one of default, json, none",
+                "conf/config.yaml:4:24: nginx_config.http.access_log_format: unknown variable "
+                "\"$bytes\" at offset 13",
+            }));
+  EXPECT_EQ(Errors("nginx_config:\n  http:\n    access_log_format: \"[${time_local\"\n"),
+            (Lines{"conf/config.yaml:3:24: nginx_config.http.access_log_format: \"${time_local\" "
+                   "at offset 1 has no closing \"}\""}));
+  EXPECT_EQ(Errors("nginx_config:\n  http:\n    access_log_format: [a]\n"),
+            (Lines{"conf/config.yaml:3:24: nginx_config.http.access_log_format: wrong type: "
+                   "expected string, got list"}));
+}
+
 }  // namespace
 }  // namespace turnpike::config

@@ -319,9 +319,9 @@ bool Control::StartServing() {
     close_all();
     return false;
   }
-  std::shared_ptr<proxy::AccessLog> access_log;
+  std::shared_ptr<const proxy::AccessLog> access_log;
   if (gateway_->enable_access_log && !gateway_->access_log.empty()) {
-    auto opened = OpenAccessLog(gateway_->access_log, *log_writer_);
+    auto opened = OpenAccessLog(*gateway_, *log_writer_);
     if (!opened.ok()) {
       spdlog::critical("{}", opened.status().message());
       close_all();

@@ -31,6 +31,12 @@ void NormalizeHost(std::string_view raw, std::string* out) {
   for (char c : raw) out->push_back(base::AsciiLower(c));
 }
 
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 ClientConnection::ClientConnection(Worker* worker) : worker_(worker) {}
@@ -229,6 +235,11 @@ void ClientConnection::ProcessHead() {
     keep_alive_ = false;
     x_->start_ms = uv_now(worker_->loop());
     x_->bytes_sent = 0;
+    x_->body_bytes = 0;
+    x_->resp_status = 0;
+    x_->phases_ran = false;
+    x_->remote_addr = peer_.ip;
+    BeginUnroutedRequest(data.size());
     ReplyLocal(line_too_long ? 414 : 431, "");
     return;
   }
@@ -289,6 +300,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   if (err != 0) {
     keep_alive_ = false;
     x_->req_body_done = true;  // unknown framing: nothing more is read
+    BeginUnroutedRequest(head_len);
     ReplyLocal(err, "");
     return;
   }
@@ -296,6 +308,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   if (max_body != 0 && x_->req.framing == http::Framing::kContentLength &&
       x_->req.content_length > max_body) {
     keep_alive_ = false;
+    BeginUnroutedRequest(head_len);
     ReplyLocal(413, "");
     return;
   }
@@ -305,6 +318,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
     x_->uri = x_->uri_scratch;
   } else {
     keep_alive_ = false;
+    BeginUnroutedRequest(head_len);
     ReplyLocal(400, "");
     return;
   }
@@ -313,11 +327,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   RefreshPeerRules();
   x_->remote_addr = ResolveRemoteAddr();
   x_->ctx.Begin(&conn_info_, &x_->req, x_->uri, x_->host, x_->remote_addr);
-  x_->ctx.facts().Begin(x_->start_ms,
-                        std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count(),
-                        head_len);
+  x_->ctx.facts().Begin(x_->start_ms, WallMs(), head_len);
   x_->continue_sent = false;
   if (!x_->req_body_done && (x_->snapshot->needs_post_args || x_->snapshot->needs_request_body)) {
     std::optional<std::string_view> type = x_->ctx.Header("content-type");
@@ -327,6 +337,14 @@ void ClientConnection::HandleRequest(size_t head_len) {
     }
   }
   RouteRequest();
+}
+
+// A request answered before routing (a bad or oversized head, a body over the limit, a path
+// that does not normalize): its variables describe what was read, with the raw path as $uri
+// and the peer as $remote_addr, for the log phase and the access log.
+void ClientConnection::BeginUnroutedRequest(size_t head_len) {
+  x_->ctx.Begin(&conn_info_, &x_->req, x_->req.path, {}, peer_.ip);
+  x_->ctx.facts().Begin(x_->start_ms, WallMs(), head_len);
 }
 
 // Routing, rewrite/access and the start of the exchange with the chosen upstream.
@@ -610,62 +628,8 @@ void ClientConnection::OnWriteTimeout() { Close(); }
 // Idle keep-alive, slow head, slow body or linger end: all close.
 void ClientConnection::OnTimeout() { Close(); }
 
-void ClientConnection::WriteAccessLog(AccessLog* log) {
-  // APISIX's default format, minus the fields Turnpike does not have yet:
-  // $remote_addr - - [$time_local] $http_host "$request_line" $status $bytes_sent
-  // $request_time "$http_referer" "$http_user_agent" $upstream_addr $upstream_status
-  std::string& line = worker_->log_line();
-  line.clear();
-  line.append(x_->remote_addr.empty() ? std::string_view(peer_.ip) : x_->remote_addr);
-  line.append(" - - [");
-  line.append(worker_->LocalTime());
-  line.append("] ");
-  line.append(x_->req.host.empty() ? std::string_view("-") : x_->req.host);
-  line.append(" \"");
-  line.append(x_->req.method_name);
-  line.push_back(' ');
-  line.append(x_->req.target);
-  line.append(x_->req.version_minor == 0 ? " HTTP/1.0\" " : " HTTP/1.1\" ");
-  base::AppendDecimal(&line, static_cast<uint64_t>(x_->resp_status));
-  line.push_back(' ');
-  base::AppendDecimal(&line, x_->bytes_sent);
-  uint64_t ms = uv_now(worker_->loop()) - x_->start_ms;
-  line.push_back(' ');
-  base::AppendDecimal(&line, ms / 1000);
-  line.push_back('.');
-  char frac[4] = {static_cast<char>('0' + ms % 1000 / 100), static_cast<char>('0' + ms % 100 / 10),
-                  static_cast<char>('0' + ms % 10), 0};
-  line.append(frac);
-  std::string_view referer = "-";
-  std::string_view agent = "-";
-  for (const http::Header& h : x_->req.headers) {
-    if (base::EqualsIgnoreCase(h.name, "referer")) referer = h.value;
-    if (base::EqualsIgnoreCase(h.name, "user-agent")) agent = h.value;
-  }
-  line.append(" \"");
-  line.append(referer);
-  line.append("\" \"");
-  line.append(agent);
-  line.append("\" ");
-  if (x_->attempts > 0 && x_->upstream != nullptr) {
-    const upstream::Node& node = x_->nodes->nodes[x_->node_index];
-    line.append(node.host);
-    line.push_back(':');
-    base::AppendDecimal(&line, node.port);
-    line.push_back(' ');
-    for (uint32_t i = 0; i < x_->attempts && i < x_->attempt_status.size(); ++i) {
-      if (i > 0) line.append(", ");
-      base::AppendDecimal(&line, x_->attempt_status[i]);
-    }
-  } else {
-    line.append("- -");
-  }
-  log->Write(line);
-}
-
 void ClientConnection::FinishExchange(bool upstream_reusable) {
-  if (x_->phases_ran) RunLogPhase();
-  if (AccessLog* log = worker_->access_log()) WriteAccessLog(log);
+  if (x_->phases_ran || worker_->access_log() != nullptr) RunLogPhase();
   // After the log phase: $upstream_http_* views point into the upstream connection's buffer,
   // which it gives back when pooled, and post_arg_* into the body buffer.
   ReleaseUpstream(upstream_reusable);

@@ -99,6 +99,7 @@ class ClientConnection final : public router::RouteFilter,
   void OnData();
   void ProcessHead();
   void HandleRequest(size_t head_len);
+  void BeginUnroutedRequest(size_t head_len);
   void RouteRequest();
   void SendContinue();
   void StartReadingBody();
@@ -119,15 +120,15 @@ class ClientConnection final : public router::RouteFilter,
   // Runs one body piece through the body filters; appends the result to `out`. Returns true
   // when a filter ended the body.
   bool FilterBody(std::string_view data, bool first, bool last, std::string* out);
+  // The log phase: the plugins' log hooks, then the access log (proxy/access_log.h).
   void RunLogPhase();
-  // The status of every upstream attempt so far (X-APISIX-Upstream-Status, the access log).
+  // The status of every upstream attempt so far (X-APISIX-Upstream-Status).
   std::span<const uint16_t> UpstreamStatuses() const {
     return {x_->attempt_status.data(), std::min<size_t>(x_->attempts, x_->attempt_status.size())};
   }
-  // Ends the exchange: log phase, access log, the upstream connection back to the pool when
+  // Ends the exchange: the log phase, the upstream connection back to the pool when
   // `upstream_reusable` (else closed), then the next request or the close.
   void FinishExchange(bool upstream_reusable = false);
-  void WriteAccessLog(AccessLog* log);
   void NextRequest();
   void LingerAndClose();
   // Writes client_bufs (the completion may run inside: see TcpConnection::Write).

@@ -54,7 +54,7 @@ struct Exchange {
   const Route* route = nullptr;
   const Upstream* upstream = nullptr;
   upstream::NodeSetConstSharedPtr nodes;  // upstream's set, pinned when chosen (node_index
-                                          // indexes it; the access log reads it at the end)
+                                          // indexes it)
   uint32_t node_index = 0;
   upstream::TriedSet tried;
   uint32_t attempts = 0;

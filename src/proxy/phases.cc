@@ -1,6 +1,6 @@
 // Plugin phases of ClientConnection: rewrite and access before the upstream, header_filter
-// and body_filter on the response (the node's or Turnpike's own), log at the end. Global
-// rules run before the route's plugins in every phase.
+// and body_filter on the response (the node's or Turnpike's own), log at the end (then the
+// access log). Global rules run before the route's plugins in every phase.
 
 #include "proxy/client_connection.h"
 
@@ -72,7 +72,9 @@ void ClientConnection::RunLogPhase() {
   x_->ctx.SetStatus(x_->resp_status);
   // out still holds the head of the response that went out (proxied or local).
   x_->ctx.facts().Finish(uv_now(worker_->loop()), x_->bytes_sent, x_->body_bytes, x_->out);
-  x_->phases.RunLog(x_->ctx);
+  if (x_->phases_ran) x_->phases.RunLog(x_->ctx);
+  // Last, as nginx's log module: the line sees what the plugins' log hooks saw.
+  if (const AccessLog* log = worker_->access_log()) log->Log(x_->ctx, &worker_->log_line());
 }
 
 }  // namespace turnpike::proxy

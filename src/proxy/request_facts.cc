@@ -156,6 +156,7 @@ std::optional<std::string_view> RequestFacts::Get(BuiltinVar v, const http::Requ
     case BuiltinVar::kPid: return Pid();
     case BuiltinVar::kServerName: return std::string_view("_");
     case BuiltinVar::kRequest: {
+      if (req.method_name.empty()) return std::nullopt;  // no request line was read (414, 431)
       std::string& out = Slot(kSlotRequest);
       out.append(req.method_name);
       out.push_back(' ');

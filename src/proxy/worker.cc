@@ -144,8 +144,6 @@ void Worker::ReturnBodyBuffer(std::string buffer) {
   body_buffers_.push_back(std::move(buffer));
 }
 
-std::string_view Worker::LocalTime() { return local_time_.Get(std::time(nullptr)); }
-
 // ---------------------------------------------------------------- connections
 
 void Worker::OnConnection(uv_stream_t* server, int status) {

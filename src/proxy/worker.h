@@ -63,8 +63,8 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // Before Start(): report every finished request to `log` (shared by all workers).
-  void set_access_log(std::shared_ptr<AccessLog> log) { access_log_ = std::move(log); }
+  // Before Start(): log every finished request to `log` (shared by all workers).
+  void set_access_log(std::shared_ptr<const AccessLog> log) { access_log_ = std::move(log); }
 
   // Any thread. Starts the thread; it serves once it has a snapshot.
   void Start(SnapshotConstSharedPtr initial);
@@ -87,13 +87,12 @@ class Worker {
   const SnapshotConstSharedPtr& snapshot() const { return snapshot_; }
   bool draining() const { return draining_; }
   std::string_view Date();
-  AccessLog* access_log() const { return access_log_.get(); }
+  const AccessLog* access_log() const { return access_log_.get(); }
   std::string& log_line() { return log_line_; }  // scratch buffer for access-log lines
   // Buffers for request bodies read before routing (post_arg_*): taken for one request and
   // given back at its end, so their capacity is reused (no allocation once warm).
   std::string TakeBodyBuffer();
   void ReturnBodyBuffer(std::string buffer);
-  std::string_view LocalTime();                  // "30/Nov/2026:05:21:21 +0000", cached
   std::string_view server_header() const { return server_header_; }  // "Server: ...\r\n"
   WorkerStats& mutable_stats() { return stats_; }
 
@@ -171,8 +170,7 @@ class Worker {
   bool draining_ = false;
   bool finished_ = false;
   core::TimeText date_{core::TimeText::kHttpDate, /*local=*/false};
-  core::TimeText local_time_{core::TimeText::kLogTime, /*local=*/true};
-  std::shared_ptr<AccessLog> access_log_;
+  std::shared_ptr<const AccessLog> access_log_;
   std::string log_line_;
   std::vector<std::string> body_buffers_;  // idle body buffers (bounded, see ReturnBodyBuffer)
   core::BufferPool client_buffers_{kClientBufferSize, kMaxIdleLent};

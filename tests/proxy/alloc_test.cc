@@ -1,14 +1,14 @@
 // Counts heap allocations made while a warm worker proxies requests on a keep-alive
 // connection: the steady state must not allocate at all — plain requests, requests through
-// the built-in plugins, and form bodies read for post_arg_* routes (the body buffer comes
-// from the worker's pool).
+// the built-in plugins, requests written to the access log, and form bodies read for
+// post_arg_* routes (the body buffer comes from the worker's pool).
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -18,14 +18,16 @@
 
 #include "config/specs.h"
 #include "core/listen_socket.h"
+#include "logging/log_writer.h"
 #include "plugins/ip_restriction/ip_restriction.h"
 #include "plugins/request_id/request_id.h"
 #include "plugins/response_rewrite/response_rewrite.h"
+#include "proxy/access_log.h"
 #include "proxy/plugin_registry.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
 #include "support/alloc_counter.h"
-
+#include "support/files.h"
 
 namespace turnpike::proxy {
 namespace {
@@ -178,6 +180,75 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   close(fd);
   worker.Drain();
   worker.Join();
+}
+
+// The access log on the hot path: APISIX's default format (every variable it names, values
+// escaped nginx's way) rendered through the request context in the log phase, and queued in
+// the real log writer, whose thread writes the file meanwhile (its allocations count too).
+TEST(AllocationTest, WarmRequestsWithAnAccessLogDoNotAllocate) {
+  Origin origin;
+  ASSERT_TRUE(origin.ok());
+  turnpike::testing::TempDir dir;
+  logging::LogWriter writer(std::chrono::milliseconds(1));
+  StatusOr<std::shared_ptr<LogFile>> file = writer.Open(dir.File("access.log"));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+
+  auto gateway = std::make_shared<config::GatewayConfig>();
+  gateway->worker_processes = 1;
+  gateway->upstream_keepalive.requests = 1000000;
+  config::RoutesConfig routes;
+  config::UpstreamSpec up;
+  up.id = "1";
+  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
+  routes.upstreams.push_back(up);
+  config::RouteSpec route;
+  route.id = "r1";
+  route.uris = {"/hello"};
+  route.upstream_id = "1";
+  routes.routes.push_back(route);
+  BuildReport report;
+  SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
+
+  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+  ASSERT_TRUE(listen.ok());
+  int port = core::LocalPort(listen.value());
+  Worker worker(0, gateway, {listen.value()});
+  worker.set_access_log(std::make_shared<AccessLog>(gateway->access_log_template, file.value()));
+  worker.Start(snap);
+
+  constexpr std::string_view kRequest =
+      "GET /hello?a=1 HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t \"q\"\r\n"
+      "Referer: http://r.example/\r\nAuthorization: Basic dXNlcjpwYXNz\r\n\r\n";
+  int fd = ConnectTo(port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << "warm-up " << i;
+  }
+  constexpr int kRequests = 2000;
+  uint64_t before = turnpike::testing::TotalAllocations();
+  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << i;
+  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
+  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+
+  close(fd);
+  worker.Drain();
+  worker.Join();
+  writer.FlushNow();
+  EXPECT_EQ(file.value()->dropped(), 0u);
+  std::string text = turnpike::testing::ReadFile(dir.File("access.log"));
+  size_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  EXPECT_EQ(lines, 200u + kRequests);
+  std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  std::string node = "127.0.0.1:" + std::to_string(origin.port());
+  EXPECT_NE(last.find("127.0.0.1 - user ["), std::string::npos) << last;
+  EXPECT_NE(last.find("] example.com \"GET /hello?a=1 HTTP/1.1\" 200 5 0.0"), std::string::npos)
+      << last;
+  EXPECT_NE(last.find(" \"http://r.example/\" \"t \\x22q\\x22\" " + node + " 200 0.0"),
+            std::string::npos)
+      << last;
+  EXPECT_NE(last.find(" \"http://example.com/hello?a=1\"\n"), std::string::npos) << last;
 }
 
 // Sends one request and reads one chunked response (up to its last chunk).

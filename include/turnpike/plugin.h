@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "turnpike/factory_context.h"
+#include "turnpike/request_state.h"
 #include "turnpike/request_vars.h"
 #include "turnpike/service.h"
 #include "turnpike/status.h"
@@ -159,13 +160,18 @@ class PluginContext : public RequestVars {
   virtual std::optional<std::string_view> ResponseHeader(std::string_view /*name*/) {
     return std::nullopt;
   }
-  // Any phase: per-request state of a plugin instance, for what crosses phases (an id made in
-  // rewrite, a decision taken in header_filter, a buffered body). `key` is any address the
-  // plugin owns (`this`; `&member_` for a second slot). The string is empty at the start of
-  // every request and keeps its capacity between requests on a connection, so it costs no
-  // allocation once warm. The pointer stays valid for the whole request, whatever other keys
-  // are asked for meanwhile. nullptr only from contexts without per-request storage.
-  virtual std::string* RequestScratch(const void* /*key*/) { return nullptr; }
+  // Any phase: the request-scope state of type T under `key` (request_state.h: created on
+  // first use in the request, reset when it ends, its memory reused by the next request).
+  // `key` is an address the plugin owns, normally `this`. The reference stays valid for the
+  // whole request, whatever other states are asked for meanwhile.
+  template <typename T>
+  T& RequestState(const void* key) {
+    return *static_cast<T*>(FindRequestState(key, RequestStateTypeOf<T>()));
+  }
+
+  // What RequestState() calls: the state's memory, never null (request_state.h's
+  // RequestStateStore implements it).
+  virtual void* FindRequestState(const void* key, const RequestStateType& type) = 0;
 
   // Any phase: the request headers as received (names as sent, arrival order, repeats kept).
   virtual void VisitRequestHeaders(HeaderVisitor& /*visitor*/) const {}

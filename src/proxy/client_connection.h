@@ -147,8 +147,10 @@ class ClientConnection final : public router::RouteFilter,
   void StartAttempt();
   void ReportAttempt(const upstream::Node& node);
   std::string_view UpstreamHost(const upstream::Node& node) const;
-  // Drops what the exchange pins (snapshot, node set): between requests and at close.
+  // Ends the request's plugin states and drops what the exchange pins (snapshot, node set):
+  // between requests and at close.
   void ReleasePins() {
+    x_->ctx.EndRequest();
     x_->snapshot.reset();
     x_->nodes.reset();
   }

@@ -6,12 +6,6 @@
 #include "proxy/snapshot.h"
 
 namespace turnpike::proxy {
-namespace {
-
-// RequestScratch capacity kept between requests; larger buffers are freed.
-constexpr size_t kMaxKeptScratch = 1 << 20;
-
-}  // namespace
 
 void RequestContext::Begin(const ConnectionInfo* conn, const http::RequestHead* req,
                            std::string_view uri, std::string_view host,
@@ -37,12 +31,7 @@ void RequestContext::Begin(const ConnectionInfo* conn, const http::RequestHead* 
   upstream_uri_.clear();
   upstream_method_.clear();
   upstream_host_.clear();
-  // A slot that once buffered a large body gives its memory back rather than pinning it to
-  // the connection for good.
-  for (size_t i = 0; i < scratch_count_; ++i) {
-    if (scratch_[i].second.capacity() > kMaxKeptScratch) std::string().swap(scratch_[i].second);
-  }
-  scratch_count_ = 0;
+  states_.EndRequest();  // a no-op when the previous request ended properly
 }
 
 void RequestContext::MarkBodyModified() {
@@ -64,17 +53,6 @@ std::optional<std::string_view> RequestContext::ResponseHeader(std::string_view 
     }
   }
   return std::nullopt;
-}
-
-std::string* RequestContext::RequestScratch(const void* key) {
-  for (size_t i = 0; i < scratch_count_; ++i) {
-    if (scratch_[i].first == key) return &scratch_[i].second;
-  }
-  if (scratch_count_ == scratch_.size()) scratch_.emplace_back();
-  auto& slot = scratch_[scratch_count_++];
-  slot.first = key;
-  slot.second.clear();
-  return &slot.second;
 }
 
 void RequestContext::Respond(int status, std::string_view body) {

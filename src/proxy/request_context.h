@@ -6,7 +6,6 @@
 // the exchange ends.
 #pragma once
 
-#include <deque>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +18,7 @@
 #include "proxy/request_facts.h"
 #include "router/path_params.h"
 #include "turnpike/plugin.h"
+#include "turnpike/request_state.h"
 #include "turnpike/request_vars.h"
 
 namespace turnpike::proxy {
@@ -48,6 +48,9 @@ class RequestContext final : public PluginContext {
     pause_table_ = table;
     pause_owner_ = owner;
   }
+  // The request ended: its plugins' request states are reset (kept for the next request;
+  // turnpike/request_state.h). Idempotent; Begin() does it too when it was not done.
+  void EndRequest() { states_.EndRequest(); }
   // The handle of the latest Pause() of this request (stale once resumed or cancelled).
   const PausedRequest& pause_handle() const { return pause_; }
   void SetStatus(int status) { status_ = status; }
@@ -76,7 +79,9 @@ class RequestContext final : public PluginContext {
     response_edits_.Add(name, value);
   }
   std::optional<std::string_view> ResponseHeader(std::string_view name) override;
-  std::string* RequestScratch(const void* key) override;
+  void* FindRequestState(const void* key, const RequestStateType& type) override {
+    return states_.Find(key, type);
+  }
   void VisitRequestHeaders(HeaderVisitor& visitor) const override;
   void VisitResponseHeaders(HeaderVisitor& visitor) const override {
     facts_.VisitResponseHeaders(visitor);
@@ -158,10 +163,7 @@ class RequestContext final : public PluginContext {
   std::optional<std::string_view> buffered_body_;  // see SetBufferedBody
   http::FormArgs post_args_;                       // buffered_body_'s fields, once parsed
   bool post_args_parsed_ = false;
-  // RequestScratch slots: [0, scratch_count_) belong to the current request. A deque, so a
-  // slot handed out stays where it is when a later key adds one.
-  std::deque<std::pair<const void*, std::string>> scratch_;
-  size_t scratch_count_ = 0;
+  RequestStateStore states_;  // the plugins' request states (RequestState<T>)
 };
 
 }  // namespace turnpike::proxy

@@ -159,7 +159,7 @@ void FuzzResponseRewrite(InputReader* in) {
   if (pieces.empty()) pieces.emplace_back();
   FakePluginContext ctx;
   FillRequest(&ctx);
-  for (int request = 0; request < 2; ++request) {  // a second request reuses the scratch
+  for (int request = 0; request < 2; ++request) {  // a second request reuses the states
     const turnpike::Plugin& p = *plugin.value();
     if (p.phases() & turnpike::kPhaseHeaderFilter) p.HeaderFilter(ctx);
     if (p.phases() & turnpike::kPhaseBodyFilter) {

@@ -25,7 +25,11 @@ class FakeContext : public PluginContext {
   }
   void RemoveResponseHeader(std::string_view n) override { headers.erase(std::string(n)); }
   void MarkBodyModified() override { body_modified = true; }
+  void* FindRequestState(const void* key, const RequestStateType& type) override {
+    return states.Find(key, type);
+  }
 
+  RequestStateStore states;
   std::map<std::string, std::string> headers;
   bool body_modified = false;
 };

@@ -1,6 +1,7 @@
 // A PluginContext for plugin unit tests: variables from a map keyed by the name as written
-// ("remote_addr", "http_x_a", "status"), header edits recorded in order, per-request scratch
-// like the proxy's. Header names compare case-insensitively.
+// ("remote_addr", "http_x_a", "status"), header edits recorded in order, request states like
+// the proxy's (turnpike::RequestStateStore, reset by NextRequest()). Header names compare
+// case-insensitively.
 #pragma once
 
 #include <map>
@@ -72,7 +73,9 @@ class FakePluginContext : public PluginContext {
     }
     return std::nullopt;
   }
-  std::string* RequestScratch(const void* key) override { return &scratch[key]; }
+  void* FindRequestState(const void* key, const RequestStateType& type) override {
+    return states.Find(key, type);
+  }
 
   // All values of response header `n`, in order.
   std::vector<std::string> ResponseValues(std::string_view n) const {
@@ -84,7 +87,7 @@ class FakePluginContext : public PluginContext {
   }
   // A new request on the same connection.
   void NextRequest() {
-    scratch.clear();
+    states.EndRequest();
     upstream_headers.clear();
     response_headers.clear();
     responded = false;
@@ -100,7 +103,7 @@ class FakePluginContext : public PluginContext {
   int respond_status = 0;
   std::string respond_body;
   bool body_modified = false;
-  std::map<const void*, std::string> scratch;
+  RequestStateStore states;
 
  private:
   void Erase(std::string_view n) {

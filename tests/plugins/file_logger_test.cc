@@ -196,7 +196,9 @@ TEST(FileLoggerPluginTest, CollectsTheBodyAndHonoursMatch) {
   LogContext ctx;
   ctx.vars = {{"uri", "/a"}, {"arg_log", "1"}};
   EXPECT_EQ(testing::FilterBody(p, ctx, {"abc", "def"}), "abcdef");  // untouched
-  EXPECT_EQ(*ctx.RequestScratch(&p), "yabcd");                       // capped at 4
+  const CollectedResponse& collected = ctx.RequestState<CollectedResponse>(&p);
+  EXPECT_EQ(collected.decision, CollectedResponse::Decision::kCollect);
+  EXPECT_EQ(collected.body, "abcd");  // capped at 4
   p.Log(ctx);
   ctx.NextRequest();
   ctx.vars = {{"uri", "/b"}, {"arg_log", "0"}};

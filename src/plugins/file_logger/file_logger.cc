@@ -4,22 +4,25 @@
 
 namespace turnpike::plugins::file_logger {
 
-// The request's scratch slot starts with the decision ('y': collecting, 'n':
-// include_resp_body_expr said no), then holds the collected body; empty before the first piece.
+FileLoggerPlugin::FileLoggerPlugin(Config config, std::shared_ptr<LogFile> file)
+    : config_(std::move(config)),
+      file_(std::move(file)),
+      request_body_(CompileVar("request_body").value()) {}
+
 void FileLoggerPlugin::BodyFilter(PluginContext& ctx, BodyPiece& piece) const {
-  std::string* slot = ctx.RequestScratch(this);
-  if (slot == nullptr) return;
-  if (slot->empty()) {
+  CollectedResponse& collected = ctx.RequestState<CollectedResponse>(this);
+  if (collected.decision == CollectedResponse::Decision::kUndecided) {
     bool collect =
         config_.include_resp_body_expr == nullptr || config_.include_resp_body_expr->Eval(ctx);
-    slot->push_back(collect ? 'y' : 'n');
+    collected.decision =
+        collect ? CollectedResponse::Decision::kCollect : CollectedResponse::Decision::kSkip;
   }
-  if ((*slot)[0] != 'y') return;
-  uint64_t have = slot->size() - 1;
+  if (collected.decision != CollectedResponse::Decision::kCollect) return;
+  uint64_t have = collected.body.size();
   size_t room = config_.max_resp_body_bytes > have
                     ? static_cast<size_t>(config_.max_resp_body_bytes - have)
                     : 0;
-  slot->append(piece.data.substr(0, std::min(room, piece.data.size())));
+  collected.body.append(piece.data.substr(0, std::min(room, piece.data.size())));
 }
 
 bool FileLoggerPlugin::Matches(PluginContext& ctx) const {
@@ -34,15 +37,14 @@ void FileLoggerPlugin::Log(PluginContext& ctx) const {
   if (!Matches(ctx)) return;
   CollectedBodies bodies;
   if (config_.include_resp_body) {
-    std::string* slot = ctx.RequestScratch(this);
-    if (slot != nullptr && !slot->empty() && (*slot)[0] == 'y') {
-      bodies.response = std::string_view(*slot).substr(1);
+    const CollectedResponse& collected = ctx.RequestState<CollectedResponse>(this);
+    if (collected.decision == CollectedResponse::Decision::kCollect) {
+      bodies.response = collected.body;
     }
   }
   if (config_.include_req_body &&
       (config_.include_req_body_expr == nullptr || config_.include_req_body_expr->Eval(ctx))) {
-    static const VarRef request_body = CompileVar("request_body").value();
-    if (std::optional<std::string_view> b = ctx.Get(request_body)) {
+    if (std::optional<std::string_view> b = ctx.Get(request_body_)) {
       bodies.request = b->substr(0, std::min<uint64_t>(b->size(), config_.max_req_body_bytes));
     }
   }

@@ -1,10 +1,12 @@
 // file-logger: runtime part. body_filter collects the response body when include_resp_body
-// asks for it (into the request's plugin scratch, capped at max_resp_body_bytes); log checks
-// `match`, formats the entry (entry.h) on the worker and appends the line to its LogFile
+// asks for it (into the request's CollectedResponse, capped at max_resp_body_bytes); log
+// checks `match`, formats the entry (entry.h) on the worker and appends the line to its LogFile
 // (turnpike/log_file.h), which a background thread writes (the worker never touches the disk).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "plugins/file_logger/config.h"
 #include "turnpike/log_file.h"
@@ -13,10 +15,24 @@
 
 namespace turnpike::plugins::file_logger {
 
+// What one request keeps between body_filter and log.
+struct CollectedResponse {
+  enum class Decision : uint8_t {
+    kUndecided,  // no body piece yet
+    kCollect,    // collecting (include_resp_body_expr absent or true)
+    kSkip,       // include_resp_body_expr said no
+  };
+  Decision decision = Decision::kUndecided;
+  std::string body;  // at most max_resp_body_bytes
+  void Clear() {
+    decision = Decision::kUndecided;
+    ClearBuffer(body);
+  }
+};
+
 class FileLoggerPlugin final : public Plugin {
  public:
-  FileLoggerPlugin(Config config, std::shared_ptr<LogFile> file)
-      : config_(std::move(config)), file_(std::move(file)) {}
+  FileLoggerPlugin(Config config, std::shared_ptr<LogFile> file);
   uint32_t phases() const override {
     return kPhaseLog | (config_.include_resp_body ? kPhaseBodyFilter : 0u);
   }
@@ -32,6 +48,7 @@ class FileLoggerPlugin final : public Plugin {
 
   Config config_;
   std::shared_ptr<LogFile> file_;
+  VarRef request_body_;  // $request_body
 };
 
 class FileLoggerFactory final

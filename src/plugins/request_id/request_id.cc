@@ -51,27 +51,25 @@ void RequestIdPlugin::Generate(std::string* out) const {
 }
 
 PhaseResult RequestIdPlugin::Rewrite(PluginContext& ctx) const {
-  std::string* id = ctx.RequestScratch(this);
-  std::string local;  // only for contexts without per-request storage
-  if (id == nullptr) id = &local;
+  std::string& id = ctx.RequestState<RequestIdState>(this).id;
   std::optional<std::string_view> sent = ctx.Get(header_);
   if (sent && !sent->empty()) {
-    id->assign(*sent);  // kept for the response; the request goes upstream unchanged
+    id.assign(*sent);  // kept for the response; the request goes upstream unchanged
     return PhaseResult::kContinue;
   }
-  Generate(id);
-  ctx.SetRequestHeader(config_.header_name, *id);
+  Generate(&id);
+  ctx.SetRequestHeader(config_.header_name, id);
   return PhaseResult::kContinue;
 }
 
 void RequestIdPlugin::HeaderFilter(PluginContext& ctx) const {
   std::optional<std::string_view> present = ctx.ResponseHeader(config_.header_name);
   if (present && !present->empty()) return;
-  std::string* id = ctx.RequestScratch(this);
+  const std::string& id = ctx.RequestState<RequestIdState>(this).id;
   // Empty when rewrite did not run for this request (an answer before the route's rewrite
   // phase, e.g. 404 from a global rule's request): nothing to echo, as in APISIX.
-  if (id == nullptr || id->empty()) return;
-  ctx.SetResponseHeader(config_.header_name, *id);
+  if (id.empty()) return;
+  ctx.SetResponseHeader(config_.header_name, id);
 }
 
 }  // namespace turnpike::plugins::request_id

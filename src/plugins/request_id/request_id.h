@@ -5,17 +5,24 @@
 // header_filter (include_in_response): the id is added to the response unless the response
 // already has a non-empty header of that name.
 //
-// Per request the id lives in the context's RequestScratch, so neither phase allocates once
-// the connection is warm.
+// Per request the id lives in the request's RequestIdState (its buffer is reused by the
+// next request), so neither phase allocates once warm.
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "plugins/request_id/config.h"
 #include "turnpike/plugin.h"
 #include "turnpike/typed_factory.h"
 
 namespace turnpike::plugins::request_id {
+
+// What one request keeps between rewrite and header_filter.
+struct RequestIdState {
+  std::string id;  // the client's or the generated id; empty: rewrite did not run
+  void Clear() { id.clear(); }
+};
 
 class RequestIdPlugin final : public Plugin {
  public:

@@ -16,7 +16,7 @@ std::string_view Resolve(const HeaderOp& op, PluginContext& ctx, std::string* bu
 
 void ResponseRewritePlugin::HeaderFilter(PluginContext& ctx) const {
   if (config_.vars && !config_.vars->Eval(ctx)) return;
-  std::string* state = ctx.RequestScratch(this);
+  ResponseRewriteState& state = ctx.RequestState<ResponseRewriteState>(this);
   if (config_.status_code) ctx.SetResponseStatus(*config_.status_code);
   if (config_.body || !config_.filters.empty()) {
     bool pass = false;
@@ -24,23 +24,19 @@ void ResponseRewritePlugin::HeaderFilter(PluginContext& ctx) const {
       std::optional<std::string_view> encoding = ctx.ResponseHeader("Content-Encoding");
       pass = encoding && !encoding->empty() && !EqualsIgnoreCase(*encoding, "identity");
     }
-    if (state != nullptr) state->assign(1, pass ? kPass : kRewrite);
+    state.rewrite_body = !pass;
     if (!pass) ctx.MarkBodyModified();
-  } else if (state != nullptr) {
-    state->assign(1, kPass);
   }
   if (config_.add.empty() && config_.set.empty() && config_.remove.empty()) return;
-  std::string local;  // only for contexts without per-request storage
-  std::string* buf = ctx.RequestScratch(&config_.add);
-  if (buf == nullptr) buf = &local;
+  std::string* buf = &state.header_value;
   for (const HeaderOp& op : config_.add) ctx.AddResponseHeader(op.name, Resolve(op, ctx, buf));
   for (const HeaderOp& op : config_.set) ctx.SetResponseHeader(op.name, Resolve(op, ctx, buf));
   for (const std::string& name : config_.remove) ctx.RemoveResponseHeader(name);
 }
 
 void ResponseRewritePlugin::BodyFilter(PluginContext& ctx, BodyPiece& piece) const {
-  std::string* state = ctx.RequestScratch(this);
-  if (state == nullptr || state->empty() || (*state)[0] != kRewrite) return;
+  ResponseRewriteState& state = ctx.RequestState<ResponseRewriteState>(this);
+  if (!state.rewrite_body) return;
   if (config_.body) {
     // The whole replacement goes out with the first piece; the node's body ends there
     // (ngx.arg[2] = true).
@@ -49,7 +45,7 @@ void ResponseRewritePlugin::BodyFilter(PluginContext& ctx, BodyPiece& piece) con
     return;
   }
   // filters: hold the body back until the last piece (or max_resp_body_size bytes).
-  std::string* body = ctx.RequestScratch(&config_.filters);
+  std::string* body = &state.held;
   size_t room = config_.max_resp_body_size - std::min(body->size(), config_.max_resp_body_size);
   if (piece.data.size() < room || (piece.last && piece.data.size() <= room)) {
     body->append(piece.data);
@@ -63,13 +59,12 @@ void ResponseRewritePlugin::BodyFilter(PluginContext& ctx, BodyPiece& piece) con
   // More than max_resp_body_size: the filters see the first max_resp_body_size bytes and the
   // rest passes through as it comes (APISIX also stops holding the body there).
   // The rest is copied aside first: piece.data may view piece.out, which RunFilters reuses.
-  std::string* rest = ctx.RequestScratch(&config_.max_resp_body_size);
-  rest->assign(piece.data.substr(room));
+  state.rest.assign(piece.data.substr(room));
   body->append(piece.data.substr(0, room));
   RunFilters(body, piece);
-  piece.out->append(*rest);
+  piece.out->append(state.rest);
   piece.data = *piece.out;
-  state->assign(1, kPass);
+  state.rewrite_body = false;  // what follows passes through
 }
 
 void ResponseRewritePlugin::RunFilters(std::string* body, BodyPiece& piece) const {

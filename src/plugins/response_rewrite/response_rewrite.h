@@ -3,7 +3,7 @@
 // header_filter: evaluates `vars` (request variables and `status`); when it matches, replaces
 // the status, marks the body modified when `body` or `filters` will change it, and applies
 // the header operations (add, set, remove; values resolved per request). The decision is
-// kept in RequestScratch for body_filter.
+// kept in the request's ResponseRewriteState for body_filter.
 // body_filter (matched requests only): `body` replaces the body with the first piece and ends
 // it; `filters` hold the pieces back (up to max_resp_body_size) and run the substitutions on
 // the whole body with the last piece.
@@ -14,12 +14,30 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "plugins/response_rewrite/config.h"
 #include "turnpike/plugin.h"
 #include "turnpike/typed_factory.h"
 
 namespace turnpike::plugins::response_rewrite {
+
+// What one request keeps between header_filter and body_filter (buffers reused by the next
+// request).
+struct ResponseRewriteState {
+  // `vars` matched and `body` or `filters` change the body (not when it passes through
+  // encoded, nor after max_resp_body_size when the rest passes through as it comes).
+  bool rewrite_body = false;
+  std::string header_value;  // a header value rendered from its template
+  std::string held;          // body held back for `filters`, up to max_resp_body_size
+  std::string rest;          // the part of a piece past max_resp_body_size
+  void Clear() {
+    rewrite_body = false;
+    header_value.clear();
+    ClearBuffer(held);
+    ClearBuffer(rest);
+  }
+};
 
 class ResponseRewritePlugin final : public Plugin {
  public:
@@ -32,10 +50,6 @@ class ResponseRewritePlugin final : public Plugin {
   void BodyFilter(PluginContext& ctx, BodyPiece& piece) const override;
 
  private:
-  // RequestScratch(this) holds one of these per request ("" = vars did not match).
-  static constexpr char kRewrite = 'r';  // rewrite the body
-  static constexpr char kPass = 'p';     // matched, but the body passes through
-
   void RunFilters(std::string* body, BodyPiece& piece) const;
 
   Config config_;

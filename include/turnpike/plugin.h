@@ -8,18 +8,21 @@
 // before the route's plugins in every phase.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "turnpike/factory_context.h"
 #include "turnpike/request_state.h"
 #include "turnpike/request_vars.h"
 #include "turnpike/service.h"
 #include "turnpike/status.h"
+#include "turnpike/worker_state.h"
 
 namespace turnpike {
 
@@ -39,6 +42,7 @@ enum class PhaseResult : uint8_t {
               // with the next plugin when it resumes
 };
 
+class Plugin;
 class PluginContext;
 
 // A request a plugin paused (PluginContext::Pause), held by the plugin while its I/O is in
@@ -169,9 +173,25 @@ class PluginContext : public RequestVars {
     return *static_cast<T*>(FindRequestState(key, RequestStateTypeOf<T>()));
   }
 
+  // Any phase: this worker's state of `plugin` (worker_state.h), as its CreateWorkerState()
+  // made it. `plugin` is the instance asking (`*this`). REQUIRES: plugin.has_worker_state(),
+  // T is the type its CreateWorkerState() returns (checked in debug builds), and `plugin` is
+  // in the request's chains. One indexed load from the plugin's own hooks.
+  template <typename T>
+  T& worker_state(const Plugin& plugin) {
+    static_assert(std::is_base_of_v<WorkerState, T>, "a worker state derives from WorkerState");
+    WorkerState* state = FindWorkerState(plugin);
+    assert(state != nullptr && "worker_state: no worker state for this plugin instance");
+    assert(dynamic_cast<T*>(state) != nullptr && "worker_state: not the type it was made with");
+    return *static_cast<T*>(state);
+  }
+
   // What RequestState() calls: the state's memory, never null (request_state.h's
   // RequestStateStore implements it).
   virtual void* FindRequestState(const void* key, const RequestStateType& type) = 0;
+  // What worker_state() calls; nullptr when this context has no worker state for `plugin`
+  // (the proxy's always has it for the plugins of the request; test doubles may not).
+  virtual WorkerState* FindWorkerState(const Plugin& /*plugin*/) { return nullptr; }
 
   // Any phase: the request headers as received (names as sent, arrival order, repeats kept).
   virtual void VisitRequestHeaders(HeaderVisitor& /*visitor*/) const {}
@@ -229,6 +249,17 @@ class Plugin {
   virtual void HeaderFilter(PluginContext&) const {}
   virtual void BodyFilter(PluginContext&, BodyPiece&) const {}
   virtual void Log(PluginContext&) const {}
+
+  // Worker scope (worker_state.h). An instance that keeps state per worker says so here (the
+  // snapshot build numbers such instances) and makes one state per worker in
+  // CreateWorkerState(), which runs on that worker's thread when it first adopts a snapshot
+  // containing the instance; hooks reach it with PluginContext::worker_state<T>(*this).
+  // CreateWorkerState must not block (connect asynchronously on env.loop) and must not return
+  // nullptr when has_worker_state() is true.
+  virtual bool has_worker_state() const { return false; }
+  virtual std::unique_ptr<WorkerState> CreateWorkerState(const WorkerEnvironment& /*env*/) const {
+    return nullptr;
+  }
 };
 
 using PluginConstSharedPtr = std::shared_ptr<const Plugin>;

@@ -324,6 +324,7 @@ void ClientConnection::HandleRequest(size_t head_len) {
   }
   NormalizeHost(x_->req.host, &x_->host);
   x_->snapshot = worker_->snapshot();
+  x_->worker_states = worker_->worker_states().Pin();  // the same snapshot's states
   RefreshPeerRules();
   x_->remote_addr = ResolveRemoteAddr();
   x_->ctx.Begin(&conn_info_, &x_->req, x_->uri, x_->host, x_->remote_addr);

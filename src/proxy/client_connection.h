@@ -147,10 +147,11 @@ class ClientConnection final : public router::RouteFilter,
   void StartAttempt();
   void ReportAttempt(const upstream::Node& node);
   std::string_view UpstreamHost(const upstream::Node& node) const;
-  // Ends the request's plugin states and drops what the exchange pins (snapshot, node set):
-  // between requests and at close.
+  // Ends the request's plugin states and drops what the exchange pins (worker states,
+  // snapshot, node set): between requests and at close.
   void ReleasePins() {
     x_->ctx.EndRequest();
+    x_->worker_states.reset();  // before the snapshot, which keeps their plugins alive
     x_->snapshot.reset();
     x_->nodes.reset();
   }

@@ -24,6 +24,7 @@
 #include "proxy/phase_runner.h"
 #include "proxy/request_context.h"
 #include "proxy/snapshot.h"
+#include "proxy/worker_states.h"
 #include "router/route_table.h"
 #include "upstream/round_robin.h"
 
@@ -32,6 +33,10 @@ namespace turnpike::proxy {
 class UpstreamConnection;
 
 struct Exchange {
+  Exchange() { ctx.SetPhaseRunner(&phases); }
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+
   RequestContext ctx;
   PhaseRunner phases;              // the plugin chains of this request
   std::string filtered;            // filtered body bytes of the write in flight
@@ -51,6 +56,7 @@ struct Exchange {
   std::string_view remote_addr;     // client address after real-IP processing
   router::MatchInfo match_info;     // which patterns of the route matched
   SnapshotConstSharedPtr snapshot;  // pinned for the whole exchange
+  WorkerStatePin worker_states;     // this worker's plugin states of `snapshot`, pinned with it
   const Route* route = nullptr;
   const Upstream* upstream = nullptr;
   upstream::NodeSetConstSharedPtr nodes;  // upstream's set, pinned when chosen (node_index

@@ -3,8 +3,10 @@
 namespace turnpike::proxy {
 
 void PhaseRunner::Begin(std::span<const PluginChain> global_rules, uint32_t global_phases,
-                        const PluginChain* route_chain) {
+                        const PluginChain* route_chain, const WorkerStateSet* worker_states) {
   global_rules_ = global_rules;
+  worker_states_ = worker_states;
+  running_ = nullptr;
   global_phases_ = global_phases;
   route_ = route_chain;
   phase_ = 0;
@@ -14,13 +16,15 @@ void PhaseRunner::Begin(std::span<const PluginChain> global_rules, uint32_t glob
 }
 
 template <typename Fn>
-void PhaseRunner::ForEach(PluginPhase phase, Fn&& fn) const {
+void PhaseRunner::ForEach(PluginPhase phase, Fn&& fn) {
   if ((phases() & phase) == 0) return;
   for (size_t c = 0; c < chain_count(); ++c) {
     const PluginChain& ch = chain(c);
     if ((ch.phases & phase) == 0) continue;
     for (const PluginChain::Entry& e : ch.entries) {
-      if ((e.plugin->phases() & phase) != 0) fn(*e.plugin);
+      if ((e.plugin->phases() & phase) == 0) continue;
+      running_ = &e;
+      fn(*e.plugin);
     }
   }
 }
@@ -43,8 +47,10 @@ PhaseResult PhaseRunner::Run(PluginContext& ctx) {
       const PluginChain& ch = chain(chain_);
       if ((ch.phases & phase) == 0) continue;
       while (entry_ < ch.entries.size()) {
-        const Plugin& p = *ch.entries[entry_++].plugin;  // the cursor moves past it first
+        const PluginChain::Entry& e = ch.entries[entry_++];  // the cursor moves past it first
+        const Plugin& p = *e.plugin;
         if ((p.phases() & phase) == 0) continue;
+        running_ = &e;
         PhaseResult r = phase == kPhaseRewrite ? p.Rewrite(ctx) : p.Access(ctx);
         if (r == PhaseResult::kPause) paused_ = true;
         if (r != PhaseResult::kContinue) return r;

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "proxy/plugin_registry.h"
+#include "proxy/worker_states.h"
 #include "turnpike/plugin.h"
 
 namespace turnpike::proxy {
@@ -25,9 +26,10 @@ namespace turnpike::proxy {
 class PhaseRunner {
  public:
   // Starts a request: `global_rules` (with `global_phases`, the union of their phases) run
-  // before `route_chain` (nullptr when no route matched).
+  // before `route_chain` (nullptr when no route matched). `worker_states`: this worker's
+  // states of the chains' snapshot (null: none; the exchange pins them for the request).
   void Begin(std::span<const PluginChain> global_rules, uint32_t global_phases,
-             const PluginChain* route_chain);
+             const PluginChain* route_chain, const WorkerStateSet* worker_states = nullptr);
   // Once routing is done (Begin() runs before it for requests answered before routing).
   void SetRouteChain(const PluginChain* route_chain) { route_ = route_chain; }
 
@@ -53,10 +55,21 @@ class PhaseRunner {
   bool body_started() const { return body_started_; }
   void RunLog(PluginContext& ctx);
 
+  // Hot path (PluginContext::worker_state). The worker state of `plugin`: from a hook of
+  // that plugin, the slot of the entry whose hook runs (an indexed load); nullptr when the
+  // request has no state for it.
+  WorkerState* FindWorkerState(const Plugin& plugin) const {
+    if (worker_states_ == nullptr) return nullptr;
+    uint32_t slot = running_ != nullptr && running_->plugin.get() == &plugin
+                        ? running_->worker_state_slot
+                        : PluginChain::kNoWorkerState;
+    return worker_states_->Find(plugin, slot);
+  }
+
  private:
   // Calls fn(plugin) for every plugin implementing `phase`, global rules first.
   template <typename Fn>
-  void ForEach(PluginPhase phase, Fn&& fn) const;
+  void ForEach(PluginPhase phase, Fn&& fn);
   size_t chain_count() const { return global_rules_.size() + (route_ != nullptr ? 1 : 0); }
   const PluginChain& chain(size_t i) const {
     return i < global_rules_.size() ? global_rules_[i] : *route_;
@@ -64,6 +77,8 @@ class PhaseRunner {
   PhaseResult Run(PluginContext& ctx);
 
   std::span<const PluginChain> global_rules_;
+  const WorkerStateSet* worker_states_ = nullptr;
+  const PluginChain::Entry* running_ = nullptr;  // the entry whose hook was called last
   uint32_t global_phases_ = 0;
   const PluginChain* route_ = nullptr;
   // The next request-phase plugin to run: phase (0 rewrite, 1 access), chain, entry.

@@ -11,7 +11,7 @@ uint32_t ClientConnection::active_phases() const { return x_->phases.phases(); }
 void ClientConnection::RunRequestPhases(bool resume) {
   if (!resume) {
     x_->phases.Begin(x_->snapshot->global_rules, x_->snapshot->global_phases,
-                     x_->route != nullptr ? &x_->route->chain : nullptr);
+                     x_->route != nullptr ? &x_->route->chain : nullptr, x_->worker_states.get());
     x_->phases_ran = x_->phases.phases() != 0;
   }
   if ((x_->phases.phases() & (kPhaseRewrite | kPhaseAccess)) == 0) {  // the common case

@@ -2,6 +2,7 @@
 // read-only by snapshot builds; and the compiled PluginChain.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,7 +26,11 @@ struct PluginChain {
     // form bodies must be read before the request phases (see Route::needs_post_args).
     bool reads_post_args = false;
     bool reads_request_body = false;  // Plugin::reads_request_body()
+    // Plugin::has_worker_state(): the instance's index in Snapshot::worker_state_plugins,
+    // which indexes each worker's states (WorkerStateSet); else kNoWorkerState.
+    uint32_t worker_state_slot = kNoWorkerState;
   };
+  static constexpr uint32_t kNoWorkerState = UINT32_MAX;
   std::vector<Entry> entries;
   uint32_t phases = 0;  // union of the entries' phases
 

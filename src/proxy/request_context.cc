@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "base/strings.h"
+#include "proxy/phase_runner.h"
 #include "proxy/snapshot.h"
 
 namespace turnpike::proxy {
@@ -53,6 +54,10 @@ std::optional<std::string_view> RequestContext::ResponseHeader(std::string_view 
     }
   }
   return std::nullopt;
+}
+
+WorkerState* RequestContext::FindWorkerState(const Plugin& plugin) {
+  return runner_ != nullptr ? runner_->FindWorkerState(plugin) : nullptr;
 }
 
 void RequestContext::Respond(int status, std::string_view body) {

@@ -23,6 +23,7 @@
 
 namespace turnpike::proxy {
 
+class PhaseRunner;
 struct Route;
 
 // The connection-level facts, fixed at accept.
@@ -48,6 +49,9 @@ class RequestContext final : public PluginContext {
     pause_table_ = table;
     pause_owner_ = owner;
   }
+  // What runs the request's phases: it knows the running hook's worker-state slot. Set once
+  // (the exchange owns both).
+  void SetPhaseRunner(const PhaseRunner* runner) { runner_ = runner; }
   // The request ended: its plugins' request states are reset (kept for the next request;
   // turnpike/request_state.h). Idempotent; Begin() does it too when it was not done.
   void EndRequest() { states_.EndRequest(); }
@@ -82,6 +86,7 @@ class RequestContext final : public PluginContext {
   void* FindRequestState(const void* key, const RequestStateType& type) override {
     return states_.Find(key, type);
   }
+  WorkerState* FindWorkerState(const Plugin& plugin) override;
   void VisitRequestHeaders(HeaderVisitor& visitor) const override;
   void VisitResponseHeaders(HeaderVisitor& visitor) const override {
     facts_.VisitResponseHeaders(visitor);
@@ -163,6 +168,7 @@ class RequestContext final : public PluginContext {
   std::optional<std::string_view> buffered_body_;  // see SetBufferedBody
   http::FormArgs post_args_;                       // buffered_body_'s fields, once parsed
   bool post_args_parsed_ = false;
+  const PhaseRunner* runner_ = nullptr;
   RequestStateStore states_;  // the plugins' request states (RequestState<T>)
 };
 

@@ -163,6 +163,24 @@ class PluginCompiler {
   std::unique_ptr<metrics::Registry> own_metrics_;
 };
 
+// Numbers the distinct instances with worker state (Snapshot::worker_state_plugins) and
+// stores each one's slot in its entries. An instance may sit in several chains (a service's
+// plugins are copied into each of its routes): one slot per instance.
+void NumberWorkerStates(Snapshot* snap) {
+  std::unordered_map<const Plugin*, uint32_t> slots;
+  auto number = [&](PluginChain& chain) {
+    for (PluginChain::Entry& e : chain.entries) {
+      if (!e.plugin->has_worker_state()) continue;
+      auto [it, added] =
+          slots.emplace(e.plugin.get(), static_cast<uint32_t>(snap->worker_state_plugins.size()));
+      if (added) snap->worker_state_plugins.push_back(e.plugin.get());
+      e.worker_state_slot = it->second;
+    }
+  };
+  for (PluginChain& chain : snap->global_rules) number(chain);
+  for (Route& route : snap->routes) number(route.chain);
+}
+
 // Overlays `top` on `base` by plugin name (a plugin in `top` wins).
 void Overlay(std::vector<PluginChain::Entry>* base, const std::vector<PluginChain::Entry>& top) {
   for (const PluginChain::Entry& e : top) {
@@ -378,6 +396,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     mode = router::Mode::kUriWithParameter;
   }
   snap->table = router::RouteTable::Build(std::move(keys), mode);
+  NumberWorkerStates(snap.get());
   stats.routes = snap->routes.size();
   stats.upstreams = snap->upstreams.size();
   return snap;

@@ -97,6 +97,11 @@ struct Snapshot {
   // Some plugin wants the request body itself (Plugin::reads_request_body): a worker reads
   // every request body, up to client_body_buffer_size, before the request phases.
   bool needs_request_body = false;
+  // The distinct plugin instances of this snapshot's chains that keep per-worker state
+  // (Plugin::has_worker_state), by PluginChain::Entry::worker_state_slot: each worker keeps
+  // their states by this index (proxy/worker_states.h), as it keeps pickers by
+  // Upstream::slot. Owned by the chains.
+  std::vector<const Plugin*> worker_state_plugins;
 };
 
 using SnapshotConstSharedPtr = std::shared_ptr<const Snapshot>;

@@ -27,7 +27,10 @@ size_t PoolKeyHash::operator()(const PoolKey& k) const {
 
 Worker::Worker(int index, std::shared_ptr<const config::GatewayConfig> gateway,
                std::vector<int> listen_fds)
-    : index_(index), gateway_(std::move(gateway)), listen_fds_(std::move(listen_fds)) {
+    : index_(index),
+      gateway_(std::move(gateway)),
+      listen_fds_(std::move(listen_fds)),
+      worker_states_(WorkerEnvironment{index, std::max(1, gateway_->worker_processes), &loop_}) {
   // APISIX: enable_server_tokens adds the version to the Server header.
   server_header_ = gateway_->enable_server_tokens ? "Server: turnpike/" TURNPIKE_VERSION "\r\n"
                                                   : "Server: turnpike\r\n";
@@ -105,6 +108,8 @@ void Worker::OnAsync(uv_async_t* handle) {
 void Worker::ApplySnapshot(SnapshotConstSharedPtr next) {
   if (!next) return;
   pickers_.Reset(*next);  // keeps the pickers of node sets that did not change
+  // Keeps the states of instances `next` still has; while snapshot_ still holds the old ones.
+  worker_states_.Reset(*next);
   snapshot_ = std::move(next);
   stats_.snapshot_version.store(snapshot_->version, std::memory_order_relaxed);
   ready_.store(true, std::memory_order_release);
@@ -242,6 +247,9 @@ void Worker::CloseAll() {
 void Worker::MaybeFinish() {
   if (!draining_ || finished_ || !clients_.empty()) return;
   finished_ = true;
+  // No request is left, so no state is pinned: the plugins' worker states go now, on this
+  // thread and while the loop still runs their handles' close callbacks.
+  worker_states_.Clear();
   // In-flight upstream connections close with their clients; the loop ends when every
   // handle has finished closing.
   uv_close(reinterpret_cast<uv_handle_t*>(&async_), nullptr);

@@ -18,12 +18,13 @@
 
 #include "config/specs.h"
 #include "core/buffer_pool.h"
+#include "core/snapshot_slot.h"
+#include "core/time_text.h"
 #include "proxy/access_log.h"
 #include "proxy/pause_table.h"
-#include "core/time_text.h"
-#include "core/snapshot_slot.h"
-#include "proxy/snapshot.h"
 #include "proxy/picker_table.h"
+#include "proxy/snapshot.h"
+#include "proxy/worker_states.h"
 #include "upstream/balancer.h"
 #include "upstream/round_robin.h"
 
@@ -112,6 +113,9 @@ class Worker {
 
   // Requests a plugin paused, waiting for its I/O (PluginContext::Pause).
   PauseTable& pauses() { return pauses_; }
+  // The plugins' states on this worker (turnpike/worker_state.h), for the snapshot(): a
+  // request pins them with its snapshot (WorkerStateTable::Pin).
+  WorkerStateTable& worker_states() { return worker_states_; }
 
   // Hot path. The current node set of `up`, for the request to pin (copying it is the one
   // refcount a request pays for its nodes). Checks the upstream's slot with one atomic load
@@ -164,6 +168,9 @@ class Worker {
   // Worker-owned state.
   SnapshotConstSharedPtr snapshot_;
   PickerTable pickers_;  // by Upstream::slot of snapshot_
+  // By Snapshot::worker_state_plugins slot of snapshot_ (and older sets still pinned). Before
+  // the exchanges, whose pins must go first.
+  WorkerStateTable worker_states_;
   std::unordered_map<PoolKey, std::vector<UpstreamConnection*>, PoolKeyHash> idle_;
   std::vector<ClientConnection*> clients_;     // live client connections (for drain)
   size_t upstream_live_ = 0;                   // upstream connections not yet closed

@@ -1,10 +1,12 @@
 // A PluginContext for plugin unit tests: variables from a map keyed by the name as written
 // ("remote_addr", "http_x_a", "status"), header edits recorded in order, request states like
-// the proxy's (turnpike::RequestStateStore, reset by NextRequest()). Header names compare
-// case-insensitively.
+// the proxy's (turnpike::RequestStateStore, reset by NextRequest()), and the worker states of
+// a one-worker proxy (made by the plugin's CreateWorkerState() on first use, kept until the
+// context goes). Header names compare case-insensitively.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,6 +78,12 @@ class FakePluginContext : public PluginContext {
   void* FindRequestState(const void* key, const RequestStateType& type) override {
     return states.Find(key, type);
   }
+  WorkerState* FindWorkerState(const Plugin& plugin) override {
+    if (!plugin.has_worker_state()) return nullptr;
+    std::unique_ptr<WorkerState>& state = worker_states[&plugin];
+    if (state == nullptr) state = plugin.CreateWorkerState(WorkerEnvironment{});
+    return state.get();
+  }
 
   // All values of response header `n`, in order.
   std::vector<std::string> ResponseValues(std::string_view n) const {
@@ -104,6 +112,7 @@ class FakePluginContext : public PluginContext {
   std::string respond_body;
   bool body_modified = false;
   RequestStateStore states;
+  std::map<const Plugin*, std::unique_ptr<WorkerState>> worker_states;
 
  private:
   void Erase(std::string_view n) {

@@ -1,6 +1,7 @@
 // Counts heap allocations made while a warm worker proxies requests on a keep-alive
 // connection: the steady state must not allocate at all — plain requests, requests through
-// the built-in plugins, requests written to the access log, and form bodies read for
+// the built-in plugins, a plugin using its worker and request state, requests written to the
+// access log, and form bodies read for
 // post_arg_* routes (the body buffer comes from the worker's pool).
 
 #include <arpa/inet.h>
@@ -11,8 +12,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -333,6 +337,120 @@ TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
   close(fd);
   worker.Drain();
   worker.Join();
+}
+
+// A plugin that keeps both kinds of state: per worker, a count of the requests it saw and a
+// buffer; per request, a rendered line with a heap-sized buffer (Clear() keeps it). The count
+// reaches the test when the worker destroys the state at shutdown.
+struct Tally final : WorkerState {
+  explicit Tally(std::atomic<uint64_t>* out) : out(out) {}
+  ~Tally() override { out->store(requests); }
+  std::atomic<uint64_t>* out;
+  uint64_t requests = 0;
+  std::string scratch;
+};
+
+struct Line {
+  std::string text;
+  int phases_seen = 0;
+  void Clear() {
+    text.clear();
+    phases_seen = 0;
+  }
+};
+
+class TallyPlugin final : public Plugin {
+ public:
+  explicit TallyPlugin(std::atomic<uint64_t>* out) : out_(out) {}
+  uint32_t phases() const override { return kPhaseAccess | kPhaseLog; }
+  bool has_worker_state() const override { return true; }
+  std::unique_ptr<WorkerState> CreateWorkerState(const WorkerEnvironment&) const override {
+    return std::make_unique<Tally>(out_);
+  }
+  PhaseResult Access(PluginContext& ctx) const override {
+    Line& line = ctx.RequestState<Line>(this);
+    line.text.assign("access phase of a request that needs more than the SSO buffer");
+    ++line.phases_seen;
+    return PhaseResult::kContinue;
+  }
+  void Log(PluginContext& ctx) const override {
+    Line& line = ctx.RequestState<Line>(this);
+    if (line.phases_seen != 1) return;  // the same object as in access
+    Tally& tally = ctx.worker_state<Tally>(*this);
+    tally.scratch.assign(line.text).append(" and its log phase");
+    ++tally.requests;
+  }
+
+ private:
+  std::atomic<uint64_t>* out_;
+};
+
+class TallyFactory final : public PluginFactory {
+ public:
+  explicit TallyFactory(std::atomic<uint64_t>* out) : out_(out) {}
+  std::string_view name() const override { return "tally"; }
+  int priority() const override { return 1; }
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json&, FactoryContext&) const override {
+    return PluginConstSharedPtr(std::make_shared<TallyPlugin>(out_));
+  }
+
+ private:
+  std::atomic<uint64_t>* out_;
+};
+
+// Worker and request state used on every request: found by the hooks, no allocation.
+TEST(AllocationTest, WarmRequestsUsingPluginStateDoNotAllocate) {
+  Origin origin;
+  ASSERT_TRUE(origin.ok());
+
+  std::atomic<uint64_t> tallied{0};
+  PluginRegistry registry;
+  registry.Register(std::make_unique<TallyFactory>(&tallied));
+
+  auto gateway = std::make_shared<config::GatewayConfig>();
+  gateway->worker_processes = 1;
+  gateway->upstream_keepalive.requests = 1000000;
+  config::RoutesConfig routes;
+  config::UpstreamSpec up;
+  up.id = "1";
+  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
+  routes.upstreams.push_back(up);
+  config::RouteSpec route;
+  route.id = "r1";
+  route.uris = {"/hello"};
+  route.upstream_id = "1";
+  route.plugins = {Spec("tally", "{}")};
+  routes.routes.push_back(route);
+  BuildReport report;
+  SnapshotConstSharedPtr snap =
+      BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry}, &report);
+  ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
+  ASSERT_EQ(snap->worker_state_plugins.size(), 1u);
+
+  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+  ASSERT_TRUE(listen.ok());
+  int port = core::LocalPort(listen.value());
+  Worker worker(0, gateway, {listen.value()});
+  worker.Start(snap);
+
+  int fd = ConnectTo(port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << "warm-up " << i;
+  }
+  constexpr int kRequests = 2000;
+  uint64_t before = turnpike::testing::TotalAllocations();
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << i;
+  }
+  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
+  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+
+  close(fd);
+  worker.Drain();
+  worker.Join();
+  EXPECT_EQ(tallied.load(), 200u + kRequests);  // every request found both states
 }
 
 TEST(PostArgAllocationTest, WarmFormRequestsDoNotAllocate) {

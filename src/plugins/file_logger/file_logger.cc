@@ -9,6 +9,11 @@ FileLoggerPlugin::FileLoggerPlugin(Config config, std::shared_ptr<LogFile> file)
       file_(std::move(file)),
       request_body_(CompileVar("request_body").value()) {}
 
+std::unique_ptr<WorkerState> FileLoggerPlugin::CreateWorkerState(
+    const WorkerEnvironment& /*env*/) const {
+  return std::make_unique<LogLine>();
+}
+
 void FileLoggerPlugin::BodyFilter(PluginContext& ctx, BodyPiece& piece) const {
   CollectedResponse& collected = ctx.RequestState<CollectedResponse>(this);
   if (collected.decision == CollectedResponse::Decision::kUndecided) {
@@ -48,8 +53,8 @@ void FileLoggerPlugin::Log(PluginContext& ctx) const {
       bodies.request = b->substr(0, std::min<uint64_t>(b->size(), config_.max_req_body_bytes));
     }
   }
-  // Formatted on the worker into a buffer reused by every request of this thread.
-  thread_local std::string line;
+  // Formatted on the worker into its buffer, reused by every request of the worker.
+  std::string& line = ctx.worker_state<LogLine>(*this).text;
   line.clear();
   FormatEntry(ctx, config_, bodies, &line);
   file_->Append(line);

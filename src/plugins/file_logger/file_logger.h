@@ -1,7 +1,8 @@
 // file-logger: runtime part. body_filter collects the response body when include_resp_body
 // asks for it (into the request's CollectedResponse, capped at max_resp_body_bytes); log
-// checks `match`, formats the entry (entry.h) on the worker and appends the line to its LogFile
-// (turnpike/log_file.h), which a background thread writes (the worker never touches the disk).
+// checks `match`, formats the entry (entry.h) on the worker into the worker's line buffer
+// (LogLine, its worker state) and appends the line to its LogFile (turnpike/log_file.h),
+// which a background thread writes (the worker never touches the disk).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,11 @@ struct CollectedResponse {
   }
 };
 
+// Per worker: the buffer log lines are formatted into (its capacity serves every request).
+struct LogLine final : WorkerState {
+  std::string text;
+};
+
 class FileLoggerPlugin final : public Plugin {
  public:
   FileLoggerPlugin(Config config, std::shared_ptr<LogFile> file);
@@ -39,6 +45,8 @@ class FileLoggerPlugin final : public Plugin {
   bool reads_request_body() const override { return config_.include_req_body; }
   void BodyFilter(PluginContext& ctx, BodyPiece& piece) const override;
   void Log(PluginContext& ctx) const override;
+  bool has_worker_state() const override { return true; }
+  std::unique_ptr<WorkerState> CreateWorkerState(const WorkerEnvironment& env) const override;
 
   const Config& config() const { return config_; }
   const LogFile& file() const { return *file_; }

@@ -6,6 +6,11 @@
 // (Pingora's style), run in APISIX's order: rewrite -> access -> header_filter ->
 // body_filter -> log. Plugins on one route run by priority, highest first; global rules run
 // before the route's plugins in every phase.
+//
+// Because the Plugin is shared and immutable, what a plugin keeps has a scope of its own:
+// per request, PluginContext::RequestState<T>(this) (request_state.h); per worker,
+// Plugin::CreateWorkerState and PluginContext::worker_state<T>(*this) (worker_state.h); per
+// process, the factory's Service (service.h).
 #pragma once
 
 #include <cassert>

@@ -38,8 +38,10 @@
 // asked with in the request is a plugin bug, which debug builds stop with an assert; a release
 // build gives the second type a state of its own, never the memory of the first.
 //
-// Thread and cost: worker thread, from the phase hooks of the request (and from callbacks of
-// a paused request, through PausedRequest::context()). A lookup compares the keys of the
+// Thread and cost: worker thread, from the phase hooks of the request, or from a callback of
+// a paused request through PausedRequest::context() (null once the request is gone). A
+// callback must not keep a reference to a state across the wait: when the client goes away
+// the state is reset and its memory serves a later request. A lookup compares the keys of the
 // states the request uses so far (a handful); no allocation once warm.
 #pragma once
 

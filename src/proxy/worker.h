@@ -1,5 +1,5 @@
 // Worker: one thread, one libuv loop, its own SO_REUSEPORT listeners, client connections,
-// upstream keep-alive pools and balancer pickers.
+// upstream keep-alive pools, balancer pickers and the plugins' worker states.
 //
 // Thread rules: the public methods marked "any thread" may be called from the control
 // thread; everything else runs on the worker's own loop. The worker reads config only from

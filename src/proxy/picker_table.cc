@@ -12,14 +12,17 @@ void PickerTable::Reset(const Snapshot& snapshot) {
     }
   }
   std::vector<std::unique_ptr<upstream::Picker>> pickers(snapshot.upstreams.size());
+  upstreams_.assign(snapshot.upstreams.size(), nullptr);
   for (const auto& up : snapshot.upstreams) {
+    upstreams_[up->slot] = up.get();
     auto it = old_by_set.find(up->nodes->Peek());
     if (it != old_by_set.end()) pickers[up->slot] = std::move(pickers_[it->second]);
   }
   pickers_ = std::move(pickers);
 }
 
-const upstream::NodeSetConstSharedPtr& PickerTable::CurrentNodes(const Upstream& up) {
+upstream::NodeSetConstSharedPtr PickerTable::CurrentNodes(const Upstream& up) {
+  if (!Current(up)) return up.nodes->Load();  // a request of an older snapshot
   std::unique_ptr<upstream::Picker>& picker = pickers_[up.slot];
   if (picker == nullptr) picker = upstream::NewPicker(up.balancer);
   if (picker->built_from() != up.nodes->Peek()) {
@@ -31,7 +34,7 @@ const upstream::NodeSetConstSharedPtr& PickerTable::CurrentNodes(const Upstream&
 
 uint32_t PickerTable::PickNode(const Upstream& up, const upstream::NodeSet& pinned,
                                const upstream::TriedSet& tried) {
-  upstream::Picker* picker = pickers_[up.slot].get();
+  upstream::Picker* picker = Current(up) ? pickers_[up.slot].get() : nullptr;
   if (picker != nullptr && picker->built_from() == &pinned) return picker->Pick(tried);
   return upstream::PickUntried(pinned, tried);
 }

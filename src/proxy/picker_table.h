@@ -23,16 +23,20 @@ class PickerTable {
   // upstream of `snapshot` currently holds are kept; the others are dropped.
   void Reset(const Snapshot& snapshot);
 
-  // Hot path. The current node set of `up`, for the request to pin (copying the returned
-  // pointer is the one refcount a request pays for its nodes). One atomic load and a pointer
-  // compare; when the slot's set changed (or on the upstream's first request) its picker is
-  // rebuilt first, which may allocate. REQUIRES: `up` belongs to the last Reset() snapshot.
-  const upstream::NodeSetConstSharedPtr& CurrentNodes(const Upstream& up);
+  // Hot path. The current node set of `up`, for the request to pin (the returned pointer is
+  // the one refcount a request pays for its nodes). One atomic load and a pointer compare;
+  // when the slot's set changed (or on the upstream's first request) its picker is rebuilt
+  // first, which may allocate. `up` may belong to an older snapshot than the last Reset()
+  // one (a request that pinned its snapshot before a reload and reached its upstream after
+  // it: its body was read first, or a plugin paused it): its set then comes straight from
+  // its slot, and no picker of the current snapshot is touched.
+  upstream::NodeSetConstSharedPtr CurrentNodes(const Upstream& up);
 
   // Hot path. A node of `pinned` (what CurrentNodes returned for this request) not in
   // `tried`, or upstream::Picker::kNone. Uses the upstream's picker when it is still built
-  // from `pinned`; otherwise (the set changed between two attempts of the request) a plain
-  // scan of `pinned` (upstream::PickUntried). No allocation.
+  // from `pinned`; otherwise (the set changed between two attempts of the request, or `up`
+  // is of an older snapshot) a plain scan of `pinned` (upstream::PickUntried). No
+  // allocation.
   uint32_t PickNode(const Upstream& up, const upstream::NodeSet& pinned,
                     const upstream::TriedSet& tried);
 
@@ -40,7 +44,15 @@ class PickerTable {
   uint64_t builds() const { return builds_; }
 
  private:
+  // Is `up` the upstream in its slot of the last Reset() snapshot?
+  bool Current(const Upstream& up) const {
+    return up.slot < upstreams_.size() && upstreams_[up.slot] == &up;
+  }
+
   std::vector<std::unique_ptr<upstream::Picker>> pickers_;  // null until first use
+  // The upstream of each slot. A request pins its snapshot, so an older snapshot's upstream
+  // it asks about is alive and never at the address of a current one.
+  std::vector<const Upstream*> upstreams_;
   uint64_t builds_ = 0;
 };
 

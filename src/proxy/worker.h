@@ -120,8 +120,10 @@ class Worker {
   // Hot path. The current node set of `up`, for the request to pin (copying it is the one
   // refcount a request pays for its nodes). Checks the upstream's slot with one atomic load
   // and a pointer compare; only when the set changed (a provider or the resolver published
-  // one, or `up` is new) does it rebuild this upstream's picker, nothing else.
-  const upstream::NodeSetConstSharedPtr& CurrentNodes(const Upstream& up) {
+  // one, or `up` is new) does it rebuild this upstream's picker, nothing else. An upstream of
+  // an older snapshot than snapshot() (a request that pinned it before a reload) gets its
+  // slot's set and picks by a scan (PickerTable::CurrentNodes).
+  upstream::NodeSetConstSharedPtr CurrentNodes(const Upstream& up) {
     return pickers_.CurrentNodes(up);
   }
   // Hot path. Picks a node of `pinned` (what CurrentNodes returned for the request) not in

@@ -177,6 +177,47 @@ TEST_F(NodeSetsTest, NewSnapshotCarriesPickersOfUnchangedSets) {
   EXPECT_EQ(pickers.PickNode(a2, *set, none), 1u) << "round robin goes on where it was";
 }
 
+// A request pins its snapshot at its head and may reach its upstream after the worker moved
+// on (its body was read first, or a plugin paused it): its upstream's slot number means
+// another upstream, or none, in the current table.
+TEST_F(NodeSetsTest, AnUpstreamOfAnOlderSnapshotTouchesNoCurrentPicker) {
+  routes_.upstreams = {Spec("a", {{"127.0.0.1", 1, 1, 0}, {"127.0.0.1", 2, 1, 0}}),
+                       Spec("b", {{"127.0.0.1", 3, 1, 0}, {"127.0.0.1", 4, 1, 0}})};
+  SnapshotConstSharedPtr s1 = Build();
+  PickerTable pickers;
+  pickers.Reset(*s1);
+  const Upstream& a1 = Up(*s1, "upstreams/a");
+  const Upstream& b1 = Up(*s1, "upstreams/b");
+  ASSERT_EQ(b1.slot, 1u);
+  routes_.upstreams = {Spec("c", {{"127.0.0.1", 5, 1, 0}})};  // one upstream left, in slot 0
+  SnapshotConstSharedPtr s2 = Build(s1.get());
+  pickers.Reset(*s2);
+  const Upstream& c2 = Up(*s2, "upstreams/c");
+  pickers.CurrentNodes(c2);
+  EXPECT_EQ(pickers.builds(), 1u);
+
+  // b's slot is past the current table: its set comes from its own slot, picks scan it.
+  upstream::NodeSetConstSharedPtr b_set = pickers.CurrentNodes(b1);
+  EXPECT_EQ(b_set.get(), b1.nodes->Peek());
+  upstream::TriedSet tried;
+  uint32_t first = pickers.PickNode(b1, *b_set, tried);
+  ASSERT_LT(first, 2u);
+  tried.Add(first);
+  uint32_t second = pickers.PickNode(b1, *b_set, tried);
+  EXPECT_LT(second, 2u);
+  EXPECT_NE(second, first);
+  tried.Add(second);
+  EXPECT_EQ(pickers.PickNode(b1, *b_set, tried), upstream::Picker::kNone);
+
+  // a's slot is c's now: c's picker is neither rebuilt from a's nodes nor used for them.
+  upstream::NodeSetConstSharedPtr a_set = pickers.CurrentNodes(a1);
+  EXPECT_EQ(a_set.get(), a1.nodes->Peek());
+  EXPECT_EQ(pickers.builds(), 1u);
+  EXPECT_LT(pickers.PickNode(a1, *a_set, upstream::TriedSet()), 2u);
+  EXPECT_EQ(pickers.CurrentNodes(c2).get(), c2.nodes->Peek());
+  EXPECT_EQ(pickers.builds(), 1u);
+}
+
 TEST_F(NodeSetsTest, EmptySlotPinsTheEmptySet) {
   routes_.upstreams = {Spec("none", {})};
   SnapshotConstSharedPtr s = Build();

@@ -12,19 +12,10 @@ WorkerState* WorkerStateSet::Scan(const Plugin& plugin) const {
   return nullptr;
 }
 
-WorkerStatePin& WorkerStatePin::operator=(WorkerStatePin&& o) noexcept {
-  if (this != &o) {
-    reset();
-    table_ = std::exchange(o.table_, nullptr);
-    set_ = std::exchange(o.set_, nullptr);
-  }
-  return *this;
-}
-
-void WorkerStatePin::reset() {
+void WorkerStatePin::Unpin() {
   WorkerStateSet* set = std::exchange(set_, nullptr);
   WorkerStateTable* table = std::exchange(table_, nullptr);
-  if (set != nullptr) table->Unpin(set);
+  table->Unpin(set);
 }
 
 WorkerStateTable::~WorkerStateTable() {
@@ -64,7 +55,8 @@ void WorkerStateTable::Reset(const Snapshot& snapshot) {
 }
 
 WorkerStatePin WorkerStateTable::Pin() {
-  if (current_ == nullptr) return {};
+  // A set without states has nothing to keep alive: no pin (the request finds no state).
+  if (current_ == nullptr || current_->size() == 0) return {};
   ++current_->pins_;
   return WorkerStatePin(this, current_.get());
 }

@@ -67,17 +67,28 @@ class WorkerStatePin {
   WorkerStatePin() = default;
   WorkerStatePin(WorkerStatePin&& o) noexcept
       : table_(std::exchange(o.table_, nullptr)), set_(std::exchange(o.set_, nullptr)) {}
-  WorkerStatePin& operator=(WorkerStatePin&& o) noexcept;
+  WorkerStatePin& operator=(WorkerStatePin&& o) noexcept {
+    if (this != &o) {
+      reset();
+      table_ = std::exchange(o.table_, nullptr);
+      set_ = std::exchange(o.set_, nullptr);
+    }
+    return *this;
+  }
   WorkerStatePin(const WorkerStatePin&) = delete;
   WorkerStatePin& operator=(const WorkerStatePin&) = delete;
   ~WorkerStatePin() { reset(); }
 
-  void reset();
+  // Inline: most snapshots have no plugin with worker state, and then nothing is pinned.
+  void reset() {
+    if (set_ != nullptr) Unpin();
+  }
   const WorkerStateSet* get() const { return set_; }
 
  private:
   friend class WorkerStateTable;
   WorkerStatePin(WorkerStateTable* table, WorkerStateSet* set) : table_(table), set_(set) {}
+  void Unpin();
   WorkerStateTable* table_ = nullptr;
   WorkerStateSet* set_ = nullptr;
 };

@@ -125,10 +125,17 @@ std::optional<uint64_t> ParseSize(std::string_view s) {
   if (s.empty()) return std::nullopt;
   uint64_t mult = 1;
   switch (AsciiLower(s.back())) {
-    case 'k': mult = 1024; break;
-    case 'm': mult = 1024 * 1024; break;
-    case 'g': mult = 1024ull * 1024 * 1024; break;
-    default: break;
+    case 'k':
+      mult = 1024;
+      break;
+    case 'm':
+      mult = 1024 * 1024;
+      break;
+    case 'g':
+      mult = 1024ull * 1024 * 1024;
+      break;
+    default:
+      break;
   }
   if (mult != 1) s.remove_suffix(1);
   auto v = ParseUint(s);
@@ -144,16 +151,72 @@ std::optional<double> ParseDuration(std::string_view s) {
     s.remove_suffix(2);
   } else if (!s.empty()) {
     switch (AsciiLower(s.back())) {
-      case 's': mult = 1; s.remove_suffix(1); break;
-      case 'm': mult = 60; s.remove_suffix(1); break;
-      case 'h': mult = 3600; s.remove_suffix(1); break;
-      case 'd': mult = 86400; s.remove_suffix(1); break;
-      default: break;
+      case 's':
+        mult = 1;
+        s.remove_suffix(1);
+        break;
+      case 'm':
+        mult = 60;
+        s.remove_suffix(1);
+        break;
+      case 'h':
+        mult = 3600;
+        s.remove_suffix(1);
+        break;
+      case 'd':
+        mult = 86400;
+        s.remove_suffix(1);
+        break;
+      default:
+        break;
     }
   }
   auto v = ParseUint(s);
   if (!v) return std::nullopt;
   return static_cast<double>(*v) * mult;
+}
+
+void AppendJsonEscaped(std::string* out, std::string_view s, bool escape_del) {
+  constexpr char kHex[] = "0123456789ABCDEF";
+  size_t run = 0;  // start of the bytes not yet appended
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && (c != 0x7f || !escape_del)) continue;
+    out->append(s.data() + run, i - run);
+    run = i + 1;
+    char short_form = 0;
+    switch (c) {
+      case '"':
+      case '\\':
+        short_form = static_cast<char>(c);
+        break;
+      case '\n':
+        short_form = 'n';
+        break;
+      case '\r':
+        short_form = 'r';
+        break;
+      case '\t':
+        short_form = 't';
+        break;
+      case '\b':
+        short_form = 'b';
+        break;
+      case '\f':
+        short_form = 'f';
+        break;
+      default:
+        break;
+    }
+    if (short_form != 0) {
+      const char esc[2] = {'\\', short_form};
+      out->append(esc, sizeof(esc));
+    } else {
+      const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+      out->append(esc, sizeof(esc));
+    }
+  }
+  out->append(s.data() + run, s.size() - run);
 }
 
 }  // namespace turnpike::base

@@ -37,6 +37,11 @@ void AppendFormUnescaped(std::string* out, std::string_view raw);
 // False, with `out` unchanged, for a character outside the alphabet or a length of 4n+1.
 bool AppendBase64Decoded(std::string* out, std::string_view in);
 
+// Appends `s` escaped as the content of a JSON string (no quotes): '"', '\\' and control
+// characters, short forms where JSON has them, else \u00XX (uppercase hex, as
+// nginx's escape=json). `escape_del`: also DEL (0x7f), as file-logger's entries do.
+void AppendJsonEscaped(std::string* out, std::string_view s, bool escape_del = false);
+
 // Parses a non-negative decimal integer that fits in uint64_t; nullopt on any other input.
 std::optional<uint64_t> ParseUint(std::string_view s);
 

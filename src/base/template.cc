@@ -6,6 +6,8 @@
 
 #include <utility>
 
+#include "base/strings.h"
+
 namespace turnpike {
 namespace {
 
@@ -50,51 +52,6 @@ void AppendLogEscaped(std::string_view v, std::string* out) {
     const char esc[4] = {'\\', 'x', kHexUpper[c >> 4], kHexUpper[c & 0xf]};
     out->append(esc, sizeof(esc));
     run = i + 1;
-  }
-  out->append(v.data() + run, v.size() - run);
-}
-
-// nginx's escape=json (ngx_escape_json): the content of a JSON string.
-void AppendJsonEscaped(std::string_view v, std::string* out) {
-  size_t run = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    auto c = static_cast<unsigned char>(v[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out->append(v.data() + run, i - run);
-    run = i + 1;
-    char short_form = 0;
-    switch (c) {
-      case '"':
-        short_form = '"';
-        break;
-      case '\\':
-        short_form = '\\';
-        break;
-      case '\n':
-        short_form = 'n';
-        break;
-      case '\r':
-        short_form = 'r';
-        break;
-      case '\t':
-        short_form = 't';
-        break;
-      case '\b':
-        short_form = 'b';
-        break;
-      case '\f':
-        short_form = 'f';
-        break;
-      default:
-        break;
-    }
-    if (short_form != 0) {
-      const char esc[2] = {'\\', short_form};
-      out->append(esc, sizeof(esc));
-    } else {
-      const char esc[6] = {'\\', 'u', '0', '0', kHexUpper[c >> 4], kHexUpper[c & 0xf]};
-      out->append(esc, sizeof(esc));
-    }
   }
   out->append(v.data() + run, v.size() - run);
 }
@@ -221,7 +178,7 @@ void Template::AppendValue(std::string_view value, std::string* out) const {
       AppendLogEscaped(value, out);
       return;
     case Escape::kJson:
-      AppendJsonEscaped(value, out);
+      base::AppendJsonEscaped(out, value);
       return;
   }
 }

@@ -16,4 +16,8 @@ bool AppendBase64Decoded(std::string* out, std::string_view in) {
   return base::AppendBase64Decoded(out, in);
 }
 
+void AppendJsonEscaped(std::string* out, std::string_view s, bool escape_del) {
+  base::AppendJsonEscaped(out, s, escape_del);
+}
+
 }  // namespace turnpike

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <charconv>
-#include <cstdio>
 
 #include "turnpike/strings.h"
 
@@ -346,42 +345,7 @@ void WriteFull(PluginContext& ctx, const Config& config, const CollectedBodies& 
 
 void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
-  size_t run = 0;  // start of the bytes not needing escapes
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) continue;
-    out->append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\b':
-        out->append("\\b");
-        break;
-      case '\f':
-        out->append("\\f");
-        break;
-      default: {
-        char buf[8];
-        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-        out->append(buf, 6);
-      }
-    }
-  }
-  out->append(s.data() + run, s.size() - run);
+  AppendJsonEscaped(out, s, /*escape_del=*/true);
   out->push_back('"');
 }
 

@@ -8,7 +8,7 @@
 // (turnpike/log_file.h), which the daemon's log writer thread writes.
 //
 // Built on the control thread at startup, immutable, shared by every worker. Log() runs on a
-// worker in the log phase (ClientConnection::RunLogPhase) for every request answered:
+// worker in the log phase (Exchange::RunLogPhase) for every request answered:
 // proxied, answered by a plugin, or by Turnpike itself (404, 400, 413, ...); a client that
 // goes away mid-exchange is not logged. Cost: one render and one copy into the file's
 // buffer; no I/O, no lock but the file's, no allocation once warm (`line` is the worker's).

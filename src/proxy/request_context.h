@@ -2,7 +2,7 @@
 // on one client connection, over the parsed head — nothing is copied or parsed up front, and
 // a lookup scans only what it needs (one header, the query string, the Cookie header).
 //
-// Owned by a ClientConnection; worker thread only. Views returned by Get() stay valid until
+// Owned by the Exchange of the request; worker thread only. Views returned by Get() stay valid until
 // the exchange ends.
 #pragma once
 

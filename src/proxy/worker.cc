@@ -7,7 +7,8 @@
 #include <cstring>
 #include <ctime>
 
-#include "proxy/client_connection.h"
+#include "proxy/downstream_connection.h"
+#include "proxy/exchange.h"
 #include "proxy/upstream_connection.h"
 
 namespace turnpike::proxy {
@@ -118,7 +119,7 @@ void Worker::ApplySnapshot(SnapshotConstSharedPtr next) {
 std::string_view Worker::Date() { return date_.Get(std::time(nullptr)); }
 
 Exchange* Worker::TakeExchange() {
-  if (idle_exchanges_.empty()) return new Exchange;
+  if (idle_exchanges_.empty()) return new Exchange(this);
   Exchange* x = idle_exchanges_.back().release();
   idle_exchanges_.pop_back();
   return x;
@@ -165,7 +166,7 @@ void Worker::OnConnection(uv_stream_t* server, int status) {
     w->stats_.refused.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  ClientConnection* c = ClientConnection::Accept(w, server);
+  DownstreamConnection* c = DownstreamConnection::Accept(w, server);
   if (c == nullptr) return;
   c->worker_index = w->clients_.size();
   w->clients_.push_back(c);
@@ -173,7 +174,7 @@ void Worker::OnConnection(uv_stream_t* server, int status) {
   w->stats_.active_connections.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Worker::OnClientClosed(ClientConnection* conn) {
+void Worker::OnClientClosed(DownstreamConnection* conn) {
   size_t i = conn->worker_index;
   if (i < clients_.size() && clients_[i] == conn) {
     clients_[i] = clients_.back();
@@ -232,15 +233,15 @@ void Worker::BeginDrain() {
     conns.swap(list);
     for (UpstreamConnection* c : conns) c->Close();
   }
-  std::vector<ClientConnection*> clients = clients_;
-  for (ClientConnection* c : clients) c->Drain();
+  std::vector<DownstreamConnection*> clients = clients_;
+  for (DownstreamConnection* c : clients) c->Drain();
   MaybeFinish();
 }
 
 void Worker::CloseAll() {
   if (!draining_) BeginDrain();
-  std::vector<ClientConnection*> clients = clients_;
-  for (ClientConnection* c : clients) c->Close();
+  std::vector<DownstreamConnection*> clients = clients_;
+  for (DownstreamConnection* c : clients) c->Close();
   MaybeFinish();
 }
 

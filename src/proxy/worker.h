@@ -30,9 +30,9 @@
 
 namespace turnpike::proxy {
 
-class ClientConnection;
+class DownstreamConnection;
 class UpstreamConnection;
-struct Exchange;
+class Exchange;
 
 // Identity of an upstream connection pool: the node's socket address.
 struct PoolKey {
@@ -140,7 +140,7 @@ class Worker {
   bool PutIdle(UpstreamConnection* conn, size_t pool_size, double idle_timeout);
   void RemoveIdle(UpstreamConnection* conn);
 
-  void OnClientClosed(ClientConnection* conn);
+  void OnClientClosed(DownstreamConnection* conn);
   void OnUpstreamOpened() { ++upstream_live_; }
   void OnUpstreamClosed(UpstreamConnection* conn);
 
@@ -174,8 +174,8 @@ class Worker {
   // the exchanges, whose pins must go first.
   WorkerStateTable worker_states_;
   std::unordered_map<PoolKey, std::vector<UpstreamConnection*>, PoolKeyHash> idle_;
-  std::vector<ClientConnection*> clients_;     // live client connections (for drain)
-  size_t upstream_live_ = 0;                   // upstream connections not yet closed
+  std::vector<DownstreamConnection*> clients_;  // live client connections (for drain)
+  size_t upstream_live_ = 0;                    // upstream connections not yet closed
   bool draining_ = false;
   bool finished_ = false;
   core::TimeText date_{core::TimeText::kHttpDate, /*local=*/false};

@@ -124,11 +124,8 @@ routes:
 // late byte from the client cannot turn into a RST that destroys the response. A graceful
 // stop should not wait that long for such a connection.
 //
-// DISABLED: today the worker waits out the full linger, so the daemon exits 1.4-2 s after
-// SIGTERM. ClientConnection::Drain() (src/proxy/client_connection.cc, being rewritten) must
-// end or shorten a linger in progress, and LingerAndClose() must linger briefly once the
-// worker is draining. Enable this test with that change.
-TEST(ShutdownTest, DISABLED_SigtermWithLingeringConnectionExitsWithinOneSecond) {
+// Draining shortens a linger in progress to 0.2 s (DownstreamConnection::Drain).
+TEST(ShutdownTest, SigtermWithLingeringConnectionExitsWithinOneSecond) {
   Turnpike gw(kTurnpikeBin);
   TurnpikeOptions options;
   options.drain_timeout = "10s";

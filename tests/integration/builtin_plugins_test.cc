@@ -147,6 +147,10 @@ routes:
     plugins:
       response-rewrite:
         filters: [{regex: "abc", replace: "-", scope: global}]
+  - uri: /bytes/0
+    upstream: {A}
+    plugins:
+      response-rewrite: {body: "replaced\n"}
 #END
 )");
   HttpResponse r = Send("/hello");
@@ -179,6 +183,17 @@ routes:
   }
   EXPECT_EQ(r.body.size(), expected.size());
   EXPECT_TRUE(r.body == expected);
+
+  // A body that ends with the node's close, and an empty one, still reach the filters'
+  // last call: the held-back body is substituted and sent, not lost.
+  r = Send("/bytes/100?close=1");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.size(), 100u - 4 * 2);  // "abc" 4 times in 100 bytes, each 2 shorter
+  EXPECT_EQ(r.body.substr(0, 4), "-def");
+  r = Send("/bytes/0");  // Content-Length: 0 from the node
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "replaced\n");
+  EXPECT_TRUE(r.chunked);
 }
 
 // Every phase with real plugins on one route: request-id (rewrite, header_filter),

@@ -78,8 +78,10 @@ class Template {
 
   // Any thread, hot path. Writes the value into `out` (cleared first); no allocation beyond
   // the growth of `out`. `captures[i]` is group i of the caller's match (0: the whole match;
-  // nullopt: the group did not take part).
-  void Render(RequestVars& vars, std::string* out,
+  // nullopt: the group did not take part). Returns how many references had a value (their
+  // own or their `?? default`), as APISIX's resolve_var counts them: limit-count treats a key
+  // template that resolved none as missing.
+  size_t Render(RequestVars& vars, std::string* out,
               std::span<const std::optional<std::string_view>> captures = {}) const;
 
  private:

@@ -183,9 +183,10 @@ void Template::AppendValue(std::string_view value, std::string* out) const {
   }
 }
 
-void Template::Render(RequestVars& vars, std::string* out,
-                      std::span<const std::optional<std::string_view>> captures) const {
+size_t Template::Render(RequestVars& vars, std::string* out,
+                        std::span<const std::optional<std::string_view>> captures) const {
   out->clear();
+  size_t resolved = 0;
   for (const Part& p : parts_) {
     out->append(p.literal);
     if (!p.is_ref) continue;
@@ -197,12 +198,15 @@ void Template::Render(RequestVars& vars, std::string* out,
     }
     if (v) {
       AppendValue(*v, out);
+      ++resolved;
     } else if (p.def) {
       AppendValue(*p.def, out);
+      ++resolved;
     } else {
       out->append(missing_);
     }
   }
+  return resolved;
 }
 
 }  // namespace turnpike

@@ -5,6 +5,7 @@
 #include "plugins/echo/echo.h"
 #include "plugins/file_logger/file_logger.h"
 #include "plugins/ip_restriction/ip_restriction.h"
+#include "plugins/limit_count/limit_count.h"
 #include "plugins/request_id/request_id.h"
 #include "plugins/response_rewrite/response_rewrite.h"
 
@@ -17,6 +18,7 @@ void RegisterBuiltinPlugins(proxy::PluginRegistry* registry, std::shared_ptr<Log
   registry->Register(std::make_unique<plugins::request_id::RequestIdFactory>());
   registry->Register(std::make_unique<plugins::ip_restriction::IpRestrictionFactory>());
   registry->Register(std::make_unique<plugins::response_rewrite::ResponseRewriteFactory>());
+  registry->Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
 }
 
 }  // namespace turnpike::daemon

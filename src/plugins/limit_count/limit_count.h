@@ -1,0 +1,67 @@
+// limit-count: runtime part. access: resolves each rule's count, window and key, takes one
+// from the counter (local: the process-wide CounterTable), sets the X-RateLimit-* headers
+// and turns away what is over the limit with rejected_code. A store that fails answers
+// 500 {"error_msg":"failed to limit count"}, or lets the request through with
+// allow_degradation.
+//
+// Per request: the key is rendered into request-state scratch (no allocation once warm),
+// hashed once, and counted under one shard lock of the table.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "plugins/limit_count/config.h"
+#include "plugins/limit_count/counter_table.h"
+#include "turnpike/clock.h"
+#include "turnpike/plugin.h"
+#include "turnpike/typed_factory.h"
+
+namespace turnpike::plugins::limit_count {
+
+class LimitCountPlugin final : public Plugin {
+ public:
+  LimitCountPlugin(Config config, std::shared_ptr<CounterTable> table, Clock& clock);
+  uint32_t phases() const override { return kPhaseAccess; }
+  PhaseResult Access(PluginContext& ctx) const override;
+
+  const Config& config() const { return config_; }
+
+ private:
+  struct Scratch;  // per-request buffers (request state)
+  // Resolves an Amount; false when a template gives no positive integer <= 2^53-1.
+  bool Resolve(const Amount& a, PluginContext& ctx, std::string* buf, uint64_t* out) const;
+  // The key of the single rule (key_type / key), with the client address as the fallback.
+  void SingleKey(PluginContext& ctx, std::string* out) const;
+  // Counts one request of `rule` against `key`; false when it is rejected (the response is
+  // set up then).
+  bool Take(PluginContext& ctx, const Rule& rule, std::string_view key, uint64_t count,
+            uint64_t window_s, Scratch& scratch) const;
+  void Reject(PluginContext& ctx) const;
+
+  Config config_;
+  std::shared_ptr<CounterTable> table_;
+  Clock& clock_;
+  VarRef remote_addr_;
+};
+
+class LimitCountFactory final
+    : public TypedPluginFactory<LimitCountFactory, Config, LimitCountPlugin> {
+ public:
+  static constexpr std::string_view kName = "limit-count";
+  static constexpr int kPriority = 1002;
+  static constexpr auto kParseConfig = &ParseConfig;
+  // Slots of the local counter table unless plugin_attr.limit-count.local_counters says
+  // otherwise: 262,144 keys in 12 MiB (the table takes memory as keys arrive).
+  static constexpr size_t kDefaultCounters = 262144;
+
+  StatusOr<PluginConstSharedPtr> MakePlugin(Config config, FactoryContext& ctx) const;
+
+ private:
+  // The process-wide table, made with the first local instance: every instance of every
+  // snapshot shares it, so counters outlive reloads.
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<CounterTable> table_;
+};
+
+}  // namespace turnpike::plugins::limit_count

@@ -1,0 +1,169 @@
+// limit-count through the real daemon: one counter per key for the whole process, whichever
+// worker serves the request; counters that survive a reload while the plugin's route and
+// conf are unchanged, and start afresh when the conf changes; the quota headers, renamed by
+// plugin_metadata; the rejection with rejected_code and rejected_msg.
+
+#include <chrono>
+#include <string>
+
+#include "integration/itest.h"
+
+namespace turnpike::itest {
+namespace {
+
+using std::chrono::seconds;
+
+class LimitCountTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { backends_ = StartBackends({"A"}); }
+  static void TearDownTestSuite() { backends_.clear(); }
+  void SetUp() override { ASSERT_EQ(backends_.size(), 1u) << "backend did not start"; }
+
+  std::string Routes(const std::string& yaml) {
+    return Fill(yaml, {{"A", "{nodes: [" + Node(backends_[0]->port()) + "]}"}});
+  }
+  // A request on a new connection (so the two workers share the load).
+  HttpResponse Send(const std::string& path, const Headers& headers = {}) {
+    HttpRequest req;
+    req.target = path;
+    for (const auto& h : headers) req.headers.push_back(h);
+    return Fetch(gw_.port(), req);
+  }
+
+  static inline std::vector<std::unique_ptr<Backend>> backends_;
+  Turnpike gw_{kTurnpikeBin};
+};
+
+TEST_F(LimitCountTest, OneCounterForEveryWorker) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(R"(
+routes:
+  - id: limited
+    uri: /hello
+    upstream: {A}
+    plugins:
+      limit-count:
+        count: 10
+        time_window: 60
+        key_type: constant
+        key: all
+        rejected_code: 429
+        rejected_msg: "too many requests"
+#END
+)")));
+  int ok = 0;
+  int rejected = 0;
+  for (int i = 0; i < 40; ++i) {
+    HttpResponse r = Send("/hello");
+    if (r.status == 200) {
+      ++ok;
+      EXPECT_EQ(r.Header("X-RateLimit-Limit").value_or(""), "10");
+      EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(10 - ok));
+      EXPECT_EQ(r.body, "hello world\n");
+    } else {
+      ++rejected;
+      EXPECT_EQ(r.status, 429) << r.DebugString();
+      EXPECT_EQ(r.body, "{\"error_msg\":\"too many requests\"}\n");
+      EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), "0");
+      EXPECT_TRUE(r.HasHeader("X-RateLimit-Reset"));
+    }
+  }
+  EXPECT_EQ(ok, 10);  // two workers, one limit
+  EXPECT_EQ(rejected, 30);
+}
+
+TEST_F(LimitCountTest, CountersSurviveAReloadUntilTheConfChanges) {
+  const std::string limited = R"(
+  - id: limited
+    uri: /hello
+    upstream: {A}
+    plugins:
+      limit-count: {count: 5, time_window: 60, key: http_x_user}
+)";
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes("routes:" + limited + "#END\n")));
+  Headers alice = {{"X-User", "alice"}};
+  for (int i = 1; i <= 3; ++i) {
+    EXPECT_EQ(Send("/hello", alice).Header("X-RateLimit-Remaining").value_or(""),
+              std::to_string(5 - i));
+  }
+  // Another route added: the limited route and its conf are unchanged, so is its counter.
+  ASSERT_TRUE(gw_.RewriteRoutes(Routes("routes:" + limited + R"(
+  - id: other
+    uri: /status/201
+    upstream: {A}
+#END
+)")));
+  ASSERT_TRUE(gw_.Reload());
+  ASSERT_TRUE(PollUntil([&] { return Send("/status/201").status == 201; }, seconds(5)));
+  EXPECT_EQ(Send("/hello", alice).Header("X-RateLimit-Remaining").value_or(""), "1");
+  // The conf changes: a new counter.
+  ASSERT_TRUE(gw_.RewriteRoutes(Routes(R"(
+routes:
+  - id: limited
+    uri: /hello
+    upstream: {A}
+    plugins:
+      limit-count: {count: 7, time_window: 60, key: http_x_user}
+#END
+)")));
+  ASSERT_TRUE(gw_.Reload());
+  ASSERT_TRUE(PollUntil([&] { return Send("/status/201").status == 404; }, seconds(5)));
+  HttpResponse r = Send("/hello", alice);
+  EXPECT_EQ(r.Header("X-RateLimit-Limit").value_or(""), "7");
+  EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), "6");
+}
+
+TEST_F(LimitCountTest, MetadataNamesTheHeadersAndRulesPrefixThem) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(R"(
+plugin_metadata:
+  - id: limit-count
+    limit_header: X-Quota
+    remaining_header: X-Quota-Left
+    reset_header: X-Quota-Reset
+routes:
+  - uri: /hello
+    upstream: {A}
+    plugins:
+      limit-count: {count: 3, time_window: 30}
+  - uri: /status/200
+    upstream: {A}
+    plugins:
+      limit-count:
+        rules:
+          - {count: 2, time_window: 10, key: "$remote_addr", header_prefix: ip}
+#END
+)")));
+  HttpResponse r = Send("/hello");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("X-Quota").value_or(""), "3");
+  EXPECT_EQ(r.Header("X-Quota-Left").value_or(""), "2");
+  EXPECT_EQ(r.Header("X-Quota-Reset").value_or(""), "30");
+  EXPECT_FALSE(r.HasHeader("X-RateLimit-Limit"));
+  r = Send("/status/200");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("X-ip-Quota").value_or(""), "2");
+  EXPECT_EQ(r.Header("X-ip-Quota-Left").value_or(""), "1");
+}
+
+TEST_F(LimitCountTest, UnsupportedPoliciesAreConfigErrors) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(R"(
+routes:
+  - uri: /bad
+    upstream: {A}
+    plugins:
+      limit-count: {count: 1, time_window: 1, policy: redis-cluster}
+  - uri: /hello
+    upstream: {A}
+#END
+)")));
+  // The bad route is skipped with a config error, the rest serves.
+  EXPECT_EQ(Send("/bad").status, 404);
+  EXPECT_EQ(Send("/hello").status, 200);
+  EXPECT_NE(gw_.Stderr().find("failed to check the configuration of plugin limit-count err: "
+                              "property \"policy\" validation failed: \"redis-cluster\" is "
+                              "not supported yet"),
+            std::string::npos)
+      << gw_.Stderr();
+}
+
+}  // namespace
+}  // namespace turnpike::itest

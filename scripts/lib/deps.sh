@@ -16,6 +16,23 @@ TURNPIKE_BUILD_DEPS=(
   curl
 )
 
+# Real services the tests start themselves (on loopback, free ports, stopped by PID).
+TURNPIKE_TEST_DEPS=(redis-server)
+
+# Debian starts and enables a service when its package is installed; the tests run their
+# own instances, so the system's is stopped and disabled again (no service is left behind).
+turnpike_disable_services() {
+  local svc
+  for svc in "$@"; do
+    if command -v systemctl >/dev/null 2>&1 && systemctl list-unit-files "$svc.service" >/dev/null 2>&1; then
+      systemctl disable --now "$svc.service" >/dev/null 2>&1 || true
+    fi
+    if command -v service >/dev/null 2>&1; then
+      service "$svc" stop >/dev/null 2>&1 || true
+    fi
+  done
+}
+
 # Extra tools for bench/compare.sh only.
 TURNPIKE_BENCH_DEPS=(wrk nginx)
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "integration/itest.h"
+#include "support/redis.h"
 
 namespace turnpike::itest {
 namespace {
@@ -163,6 +164,139 @@ routes:
                               "not supported yet"),
             std::string::npos)
       << gw_.Stderr();
+}
+
+// policy: redis, against a real redis-server on loopback.
+class LimitCountRedisTest : public LimitCountTest {
+ protected:
+  void SetUp() override {
+    LimitCountTest::SetUp();
+    if (!testing::RedisServer::Available()) GTEST_SKIP() << "redis-server is not installed";
+    ASSERT_TRUE(redis_.Start()) << redis_.error();
+  }
+  // A route limited through Redis; `extra` adds plugin fields ("allow_degradation: true").
+  std::string RedisRoutes(int count, const std::string& extra = "") {
+    return Routes(R"(
+routes:
+  - id: r1
+    uri: /hello
+    upstream: {A}
+    plugins:
+      limit-count:
+        count: )" +
+                  std::to_string(count) + R"(
+        time_window: 60
+        key: http_x_user
+        policy: redis
+        redis_host: 127.0.0.1
+        redis_port: )" +
+                  std::to_string(redis_.port()) + R"(
+        redis_timeout: 300
+        rejected_code: 429
+)" + extra + "#END\n");
+  }
+
+  testing::RedisServer redis_;
+};
+
+TEST_F(LimitCountRedisTest, TwoGatewaysOnOneRedisShareOneLimit) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, RedisRoutes(6)));
+  Turnpike second{kTurnpikeBin};
+  ASSERT_NO_FATAL_FAILURE(StartGateway(second, RedisRoutes(6)));
+  Headers user = {{"X-User", "carol"}};
+  int ok = 0;
+  int rejected = 0;
+  for (int i = 0; i < 10; ++i) {
+    HttpRequest req;
+    req.target = "/hello";
+    req.headers = user;
+    HttpResponse r = Fetch(i % 2 == 0 ? gw_.port() : second.port(), req);
+    if (r.status == 200) {
+      ++ok;
+      EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(6 - ok));
+    } else {
+      ++rejected;
+      EXPECT_EQ(r.status, 429) << r.DebugString();
+      EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), "0");
+    }
+  }
+  EXPECT_EQ(ok, 6);
+  EXPECT_EQ(rejected, 4);
+  // APISIX's key layout and window: plugin-limit-count:v1:<route key>:<conf crc>:<key>.
+  std::string keys = redis_.Command({"KEYS", "plugin-limit-count:v1:*"});
+  EXPECT_EQ(keys.rfind("plugin-limit-count:v1:/apisix/routes/r1:", 0), 0u) << keys;
+  EXPECT_NE(keys.find(":carol"), std::string::npos) << keys;
+  EXPECT_EQ(redis_.Command({"GET", keys}), "10");  // rejected requests count too
+  int ttl = std::stoi(redis_.Command({"TTL", keys}));
+  EXPECT_GT(ttl, 50);
+  EXPECT_LE(ttl, 60);
+}
+
+TEST_F(LimitCountRedisTest, RedisDownFailsClosedOrDegradesAndRecovers) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(R"(
+routes:
+  - id: strict
+    uri: /hello
+    upstream: {A}
+    plugins:
+      limit-count:
+        count: 100
+        time_window: 60
+        policy: redis
+        redis_host: 127.0.0.1
+        redis_port: )" + std::to_string(redis_.port()) +
+                                                   R"(
+        redis_timeout: 300
+  - id: lenient
+    uri: /status/200
+    upstream: {A}
+    plugins:
+      limit-count:
+        count: 100
+        time_window: 60
+        policy: redis
+        redis_host: 127.0.0.1
+        redis_port: )" + std::to_string(redis_.port()) +
+                                                   R"(
+        redis_timeout: 300
+        allow_degradation: true
+#END
+)")));
+  EXPECT_EQ(Send("/hello").status, 200);
+  redis_.Kill();
+  HttpResponse r = Send("/hello");
+  EXPECT_EQ(r.status, 500) << r.DebugString();
+  EXPECT_EQ(r.body, "{\"error_msg\":\"failed to limit count\"}\n");
+  EXPECT_EQ(Send("/status/200").status, 200);  // allow_degradation lets it through
+  ASSERT_TRUE(redis_.Start()) << redis_.error();
+  // Back within the reconnect back-off (at most 5 s), on both workers.
+  auto all_counted = [&] {
+    for (int i = 0; i < 6; ++i) {
+      HttpResponse ok = Send("/hello");
+      if (ok.status != 200 || ok.Header("X-RateLimit-Limit").value_or("") != "100") return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(PollUntil(all_counted, seconds(12)));
+}
+
+TEST_F(LimitCountRedisTest, ASlowRedisTimesOutAndAClientThatLeavesIsForgotten) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, RedisRoutes(100)));
+  EXPECT_EQ(Send("/hello").status, 200);
+  redis_.Pause();
+  // A client that gives up while its request waits for Redis: nothing breaks.
+  {
+    HttpConnection leaving(gw_.port());
+    leaving.Send(HttpRequest{"GET", "/hello", {{"X-User", "dave"}}, ""}.Serialize(gw_.port()));
+  }
+  auto start = std::chrono::steady_clock::now();
+  HttpResponse r = Send("/hello");
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.status, 500) << r.DebugString();
+  EXPECT_LT(took, seconds(3)) << "redis_timeout is 300 ms";
+  redis_.Resume();
+  EXPECT_TRUE(PollUntil([&] { return Send("/hello").status == 200; }, seconds(10)));
+  EXPECT_TRUE(gw_.process()->Running());
 }
 
 }  // namespace

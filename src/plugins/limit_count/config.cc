@@ -243,6 +243,10 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
       break;
     case Policy::kRedis:
       if (Status s = ReadRedis(conf, &c.redis); !s.ok()) return s;
+      if (c.window_type == WindowType::kSliding) {
+        return schema::Property("window_type",
+                                "\"sliding\" with policy redis is not supported yet");
+      }
       break;
     case Policy::kRedisCluster:
     case Policy::kRedisSentinel:

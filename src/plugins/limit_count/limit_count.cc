@@ -1,5 +1,7 @@
 #include "plugins/limit_count/limit_count.h"
 
+#include <hiredis/hiredis.h>
+
 #include <charconv>
 
 #include "plugins/common/schema.h"
@@ -9,6 +11,28 @@ namespace {
 
 constexpr uint64_t kMaxAmount = (uint64_t{1} << 53) - 1;
 constexpr std::string_view kFailedBody = "{\"error_msg\":\"failed to limit count\"}\n";
+// Before the counter identity in Redis (shared with APISIX's limit-count).
+constexpr std::string_view kRedisPrefix = "plugin-limit-count:v1:";
+
+// A paused request as a token (the link hands it back): slot and generation; the table is
+// the worker's, kept by the worker state.
+uint64_t Pack(const PausedRequest& h) {
+  return (static_cast<uint64_t>(h.slot()) << 32) | h.generation();
+}
+
+// An integer element of a script answer (Redis turns Lua numbers into integers, strings
+// stay strings).
+bool ReplyInteger(const redisReply* r, int64_t* out) {
+  if (r->type == REDIS_REPLY_INTEGER) {
+    *out = r->integer;
+    return true;
+  }
+  if (r->type == REDIS_REPLY_STRING) {
+    auto [p, ec] = std::from_chars(r->str, r->str + r->len, *out);
+    return ec == std::errc() && p == r->str + r->len;
+  }
+  return false;
+}
 
 // Seconds with up to two decimals, trailing zeros dropped ("60", "59.5", "0.07"), from
 // hundredths of a second.
@@ -35,10 +59,37 @@ struct LimitCountPlugin::Scratch {
   std::string key;
   std::string amount;
   std::string value;
+  // redis: the rule being counted and its numbers, while the request waits.
+  size_t rule = 0;
+  uint64_t count = 0;
+  uint64_t window = 0;
+  bool applied = false;
 };
 
-LimitCountPlugin::LimitCountPlugin(Config config, std::shared_ptr<CounterTable> table, Clock& clock)
-    : config_(std::move(config)), table_(std::move(table)), clock_(clock) {
+struct LimitCountPlugin::RedisState final : WorkerState, RedisLink::Waiter {
+  ~RedisState() override {
+    if (link != nullptr) link->Forget(this);  // late replies go to nobody
+  }
+  void OnRedisReply(const redisReply* reply, std::string_view error, uint64_t token) override {
+    if (table == nullptr) return;
+    PausedRequest handle(table, static_cast<uint32_t>(token >> 32),
+                         static_cast<uint32_t>(token & 0xffffffffu));
+    PluginContext* ctx = handle.context();
+    if (ctx == nullptr) return;  // the client went away meanwhile
+    plugin->OnRedisReply(*ctx, handle, reply, error);
+  }
+
+  const LimitCountPlugin* plugin = nullptr;
+  std::shared_ptr<RedisLink> link;
+  PausedRequest::Table* table = nullptr;  // the worker's pause table, from the first pause
+};
+
+LimitCountPlugin::LimitCountPlugin(Config config, std::shared_ptr<CounterTable> table,
+                                   std::shared_ptr<RedisLinks> links, Clock& clock)
+    : config_(std::move(config)),
+      table_(std::move(table)),
+      links_(std::move(links)),
+      clock_(clock) {
   remote_addr_.kind = VarRef::Kind::kBuiltin;
   remote_addr_.builtin = BuiltinVar::kRemoteAddr;
   remote_addr_.source = "remote_addr";
@@ -85,8 +136,20 @@ void LimitCountPlugin::SingleKey(PluginContext& ctx, std::string* out) const {
   out->assign(ctx.Get(remote_addr_).value_or(""));
 }
 
+std::unique_ptr<WorkerState> LimitCountPlugin::CreateWorkerState(
+    const WorkerEnvironment& env) const {
+  auto state = std::make_unique<RedisState>();
+  state->plugin = this;
+  state->link = links_->Get(env.worker_index, env.loop, config_.redis);
+  return state;
+}
+
 PhaseResult LimitCountPlugin::Access(PluginContext& ctx) const {
   Scratch& scratch = ctx.RequestState<Scratch>(this);
+  if (config_.policy == Policy::kRedis) {
+    scratch.applied = false;
+    return RedisNext(ctx, scratch, 0, nullptr);
+  }
   if (!config_.rules_mode) {
     const Rule& rule = config_.rules.front();
     uint64_t count = 0;
@@ -121,6 +184,93 @@ PhaseResult LimitCountPlugin::Access(PluginContext& ctx) const {
   return PhaseResult::kContinue;
 }
 
+PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, size_t from,
+                                        const PausedRequest* paused) const {
+  // What to do when no rule is left to count: go on (from a pause: resume), or answer.
+  auto finish = [&](bool ok, int status) {
+    if (!ok) ctx.Respond(status, "");
+    if (paused != nullptr) {
+      paused->Resume();
+      return PhaseResult::kPause;  // ignored: the caller is a reply, not the hook
+    }
+    return ok ? PhaseResult::kContinue : PhaseResult::kRespond;
+  };
+  for (size_t i = from; i < config_.rules.size(); ++i) {
+    const Rule& rule = config_.rules[i];
+    uint64_t count = 0;
+    uint64_t window = 0;
+    bool resolved = Resolve(rule.count, ctx, &scratch.amount, &count) &&
+                    Resolve(rule.time_window, ctx, &scratch.amount, &window);
+    if (config_.rules_mode) {
+      if (!resolved) continue;
+      if (rule.key.Render(ctx, &scratch.value) == 0) continue;
+      scratch.value.append(rule.key_suffix);
+    } else {
+      if (!resolved) return finish(config_.allow_degradation, 500);
+      SingleKey(ctx, &scratch.value);
+    }
+    scratch.applied = true;
+    scratch.rule = i;
+    scratch.count = count;
+    scratch.window = window;
+    scratch.key.assign(kRedisPrefix);
+    scratch.key.append(config_.identity_prefix);
+    scratch.key.append(scratch.value);
+    PausedRequest handle = paused != nullptr ? *paused : ctx.Pause();
+    if (!handle.alive()) return finish(config_.allow_degradation, 500);  // cannot wait here
+    RedisState& state = ctx.worker_state<RedisState>(*this);
+    state.table = handle.table();
+    // The reply may come inside this call (Redis unreachable): it then resumes the request
+    // before the hook returns, which the chain allows.
+    state.link->IncrementFixed(scratch.key, window, 1, &state, Pack(handle));
+    return PhaseResult::kPause;
+  }
+  if (config_.rules_mode && !scratch.applied) return finish(config_.allow_degradation, 500);
+  return finish(true, 0);
+}
+
+void LimitCountPlugin::OnRedisReply(PluginContext& ctx, const PausedRequest& handle,
+                                    const redisReply* reply, std::string_view /*error*/) const {
+  Scratch& scratch = ctx.RequestState<Scratch>(this);
+  int64_t used = 0;
+  int64_t ttl_ms = 0;
+  bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+            ReplyInteger(reply->element[0], &used) && ReplyInteger(reply->element[1], &ttl_ms);
+  if (!ok) {
+    // Redis down, slow or answering nonsense: "failed to limit count", or through.
+    if (!config_.allow_degradation) ctx.Respond(500, kFailedBody);
+    handle.Resume();
+    return;
+  }
+  const Rule& rule = config_.rules[scratch.rule];
+  uint64_t count = scratch.count;
+  bool allowed = used >= 0 && static_cast<uint64_t>(used) <= count;
+  uint64_t remaining = allowed ? count - static_cast<uint64_t>(used) : 0;
+  SetHeaders(ctx, rule, count, remaining, static_cast<uint64_t>(std::max<int64_t>(0, ttl_ms)) / 10,
+             scratch);
+  if (!allowed) {
+    Reject(ctx);
+    handle.Resume();
+    return;
+  }
+  RedisNext(ctx, scratch, scratch.rule + 1, &handle);
+}
+
+void LimitCountPlugin::SetHeaders(PluginContext& ctx, const Rule& rule, uint64_t count,
+                                  uint64_t remaining, uint64_t reset_cs, Scratch& scratch) const {
+  if (!config_.show_limit_quota_header) return;
+  std::string& v = scratch.amount;
+  v.clear();
+  AppendDecimal(count, &v);
+  ctx.SetResponseHeader(rule.limit_header, v);
+  v.clear();
+  AppendDecimal(remaining, &v);
+  ctx.SetResponseHeader(rule.remaining_header, v);
+  v.clear();
+  AppendCentiseconds(reset_cs, &v);
+  ctx.SetResponseHeader(rule.reset_header, v);
+}
+
 bool LimitCountPlugin::Take(PluginContext& ctx, const Rule& rule, std::string_view key,
                             uint64_t count, uint64_t window_s, Scratch& scratch) const {
   CounterKey id = Fingerprint(config_.identity_prefix, key);
@@ -143,18 +293,7 @@ bool LimitCountPlugin::Take(PluginContext& ctx, const Rule& rule, std::string_vi
     remaining = r.remaining;
     reset_cs = static_cast<uint64_t>((r.reset_ms + 9) / 10);  // rounded up, as APISIX
   }
-  if (config_.show_limit_quota_header) {
-    std::string& v = scratch.value;
-    v.clear();
-    AppendDecimal(count, &v);
-    ctx.SetResponseHeader(rule.limit_header, v);
-    v.clear();
-    AppendDecimal(allowed ? remaining : 0, &v);
-    ctx.SetResponseHeader(rule.remaining_header, v);
-    v.clear();
-    AppendCentiseconds(reset_cs, &v);
-    ctx.SetResponseHeader(rule.reset_header, v);
-  }
+  SetHeaders(ctx, rule, count, allowed ? remaining : 0, reset_cs, scratch);
   if (allowed) return true;
   Reject(ctx);
   return false;
@@ -167,6 +306,12 @@ void LimitCountPlugin::Reject(PluginContext& ctx) const {
 StatusOr<PluginConstSharedPtr> LimitCountFactory::MakePlugin(Config config,
                                                              FactoryContext& ctx) const {
   std::shared_ptr<CounterTable> table;
+  std::shared_ptr<RedisLinks> links;
+  if (config.policy == Policy::kRedis) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (links_ == nullptr) links_ = std::make_shared<RedisLinks>(ctx.worker_count());
+    links = links_;
+  }
   if (config.policy == Policy::kLocal) {
     std::lock_guard<std::mutex> lock(mu_);
     if (table_ == nullptr) {
@@ -185,8 +330,8 @@ StatusOr<PluginConstSharedPtr> LimitCountFactory::MakePlugin(Config config,
     }
     table = table_;
   }
-  return PluginConstSharedPtr(
-      std::make_shared<const LimitCountPlugin>(std::move(config), std::move(table), ctx.clock()));
+  return PluginConstSharedPtr(std::make_shared<const LimitCountPlugin>(
+      std::move(config), std::move(table), std::move(links), ctx.clock()));
 }
 
 }  // namespace turnpike::plugins::limit_count

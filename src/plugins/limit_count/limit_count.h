@@ -4,8 +4,12 @@
 // 500 {"error_msg":"failed to limit count"}, or lets the request through with
 // allow_degradation.
 //
-// Per request: the key is rendered into request-state scratch (no allocation once warm),
-// hashed once, and counted under one shard lock of the table.
+// Per request, local: the key is rendered into request-state scratch (no allocation once
+// warm), hashed once, and counted under one shard lock of the table. redis: the request
+// pauses while the worker's RedisLink runs the script (pipelined with the other requests'),
+// and resumes on the reply; rules are counted one after the other, stopping at the first
+// rejection, as APISIX does. A request whose client went away meanwhile is not resumed (its
+// pause handle is stale) and the reply is dropped.
 #pragma once
 
 #include <memory>
@@ -13,6 +17,7 @@
 
 #include "plugins/limit_count/config.h"
 #include "plugins/limit_count/counter_table.h"
+#include "plugins/limit_count/redis_link.h"
 #include "turnpike/clock.h"
 #include "turnpike/plugin.h"
 #include "turnpike/typed_factory.h"
@@ -21,14 +26,30 @@ namespace turnpike::plugins::limit_count {
 
 class LimitCountPlugin final : public Plugin {
  public:
-  LimitCountPlugin(Config config, std::shared_ptr<CounterTable> table, Clock& clock);
+  LimitCountPlugin(Config config, std::shared_ptr<CounterTable> table,
+                   std::shared_ptr<RedisLinks> links, Clock& clock);
   uint32_t phases() const override { return kPhaseAccess; }
   PhaseResult Access(PluginContext& ctx) const override;
+  bool has_worker_state() const override { return config_.policy == Policy::kRedis; }
+  std::unique_ptr<WorkerState> CreateWorkerState(const WorkerEnvironment& env) const override;
 
   const Config& config() const { return config_; }
 
+  // The worker's Redis link for this instance, and the waiter of its calls.
+  struct RedisState;
+  // A reply (or failure) for the paused request `handle`, whose context is `ctx`.
+  void OnRedisReply(PluginContext& ctx, const PausedRequest& handle, const redisReply* reply,
+                    std::string_view error) const;
+
  private:
   struct Scratch;  // per-request buffers (request state)
+  // redis: counts rule `from` or the next one that applies, pausing for it; answers or
+  // resumes when no rule is left.
+  PhaseResult RedisNext(PluginContext& ctx, Scratch& scratch, size_t from,
+                        const PausedRequest* paused) const;
+  // The quota headers of `rule`.
+  void SetHeaders(PluginContext& ctx, const Rule& rule, uint64_t count, uint64_t remaining,
+                  uint64_t reset_cs, Scratch& scratch) const;
   // Resolves an Amount; false when a template gives no positive integer <= 2^53-1.
   bool Resolve(const Amount& a, PluginContext& ctx, std::string* buf, uint64_t* out) const;
   // The key of the single rule (key_type / key), with the client address as the fallback.
@@ -41,6 +62,7 @@ class LimitCountPlugin final : public Plugin {
 
   Config config_;
   std::shared_ptr<CounterTable> table_;
+  std::shared_ptr<RedisLinks> links_;
   Clock& clock_;
   VarRef remote_addr_;
 };
@@ -62,6 +84,7 @@ class LimitCountFactory final
   // snapshot shares it, so counters outlive reloads.
   mutable std::mutex mu_;
   mutable std::shared_ptr<CounterTable> table_;
+  mutable std::shared_ptr<RedisLinks> links_;  // every worker's links, by server
 };
 
 }  // namespace turnpike::plugins::limit_count

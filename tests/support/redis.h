@@ -1,0 +1,43 @@
+// A real redis-server for tests: started on 127.0.0.1 and a free port, with no persistence,
+// killed by PID when the object goes (or by Kill() mid-test, then Start() again on the same
+// port). Commands go through redis-cli.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/process.h"
+
+namespace turnpike::testing {
+
+class RedisServer {
+ public:
+  // Picks a free port; Start() runs the server on it.
+  RedisServer();
+  ~RedisServer();
+
+  // Starts redis-server (again, after Kill()) and waits until it answers PING. False with
+  // error() when it could not.
+  bool Start();
+  // SIGKILL: a crash, as far as clients can tell.
+  void Kill();
+  // SIGSTOP / SIGCONT: a server that accepts bytes but answers nothing.
+  void Pause();
+  void Resume();
+
+  int port() const { return port_; }
+  const std::string& error() const { return error_; }
+  // redis-cli's answer to `args` (raw, trailing newline removed).
+  std::string Command(const std::vector<std::string>& args) const;
+
+  // Whether redis-server is installed (tests skip, saying so, when it is not).
+  static bool Available();
+
+ private:
+  int port_ = 0;
+  std::string error_;
+  std::unique_ptr<Process> process_;
+};
+
+}  // namespace turnpike::testing

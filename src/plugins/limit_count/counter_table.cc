@@ -1,5 +1,7 @@
 #include "plugins/limit_count/counter_table.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -16,27 +18,31 @@ uint64_t Mix(uint64_t k) {
   return k * kMul;
 }
 
-// One 64-bit lane of the fingerprint of `a` then `b`, 8 bytes at a time.
-uint64_t HashLane(uint64_t seed, std::string_view a, std::string_view b) {
-  uint64_t h = seed ^ ((a.size() + b.size()) * kMul);
-  auto feed = [&h](std::string_view s) {
+// Both 64-bit lanes of the fingerprint of `a` then `b`, in one pass, 8 bytes at a time.
+struct Lanes {
+  uint64_t h1;
+  uint64_t h2;
+  void Feed(uint64_t k) {
+    k = Mix(k);
+    h1 = (h1 ^ k) * kMul;
+    h2 = (h2 ^ (k + 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+    h2 ^= h2 >> 33;
+  }
+  void Feed(std::string_view s) {
     size_t i = 0;
     for (; i + 8 <= s.size(); i += 8) {
       uint64_t k;
       std::memcpy(&k, s.data() + i, 8);
-      h ^= Mix(k);
-      h *= kMul;
+      Feed(k);
     }
-    if (i < s.size()) {
-      uint64_t k = 0;
-      std::memcpy(&k, s.data() + i, s.size() - i);
-      h ^= Mix(k ^ (s.size() - i));
-      h *= kMul;
-    }
-    h ^= 0x9e3779b97f4a7c15ULL;  // separates "ab"+"c" from "a"+"bc"
-  };
-  feed(a);
-  feed(b);
+    uint64_t tail = 0;
+    std::memcpy(&tail, s.data() + i, s.size() - i);
+    Feed(tail ^
+         (uint64_t{s.size() - i} << 56));  // the tail's length separates "ab"+"c" from "a"+"bc"
+  }
+};
+
+uint64_t Finish(uint64_t h) {
   h ^= h >> 47;
   h *= kMul;
   h ^= h >> 47;
@@ -46,30 +52,41 @@ uint64_t HashLane(uint64_t seed, std::string_view a, std::string_view b) {
 }  // namespace
 
 CounterKey Fingerprint(std::string_view prefix, std::string_view key) {
-  return {HashLane(0x243f6a8885a308d3ULL, prefix, key),
-          HashLane(0x13198a2e03707344ULL, prefix, key)};
+  uint64_t len = prefix.size() + key.size();
+  Lanes l{0x243f6a8885a308d3ULL ^ (len * kMul), 0x13198a2e03707344ULL ^ len};
+  l.Feed(prefix);
+  l.Feed(key);
+  return {Finish(l.h1), Finish(l.h2 * kMul)};
 }
 
 CounterTable::CounterTable(size_t capacity) {
-  size_t per_shard = (capacity + kShards - 1) / kShards;
-  per_shard = std::max(kProbe, (per_shard + kProbe - 1) / kProbe * kProbe);
+  // A power of two per shard, so that slot indexes are masks, not divisions.
+  size_t per_shard = kProbe;
+  while (per_shard * kShards < capacity) per_shard *= 2;
   slots_per_shard_ = per_shard;
   shards_ = std::make_unique<Shard[]>(kShards);
-  // An all-zero Slot is a free one (expires_ms 0), and Slot is an implicit-lifetime type.
-  void* mem = std::calloc(kShards * per_shard, sizeof(Slot));
-  if (mem == nullptr) throw std::bad_alloc();
-  slots_.reset(static_cast<Slot*>(mem));
+  // An all-zero Slot is a free one (expires_ms 0), and Slot is an implicit-lifetime type, so
+  // fresh anonymous pages are a table of free slots. They are mapped as keys first touch
+  // them; huge pages (where the kernel allows them) keep a scattered lookup from also
+  // missing the TLB.
+  bytes_ = kShards * per_shard * sizeof(Slot);
+  void* mem = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) throw std::bad_alloc();
+  madvise(mem, bytes_, MADV_HUGEPAGE);
+  slots_ = static_cast<Slot*>(mem);
 }
 
-void CounterTable::Free::operator()(Slot* p) const { std::free(p); }
+CounterTable::~CounterTable() { munmap(slots_, bytes_); }
+
 
 CounterTable::Slot* CounterTable::Find(size_t shard, CounterKey key, int64_t now_ms, bool* fresh) {
-  Slot* base = slots_.get() + shard * slots_per_shard_;
-  size_t home = static_cast<size_t>(key.lo % slots_per_shard_);
+  Slot* base = slots_ + shard * slots_per_shard_;
+  const size_t mask = slots_per_shard_ - 1;
+  size_t home = static_cast<size_t>(key.lo) & mask;
   Slot* free_slot = nullptr;
   Slot* oldest = nullptr;
   for (size_t i = 0; i < kProbe; ++i) {
-    Slot* s = base + (home + i) % slots_per_shard_;
+    Slot* s = base + ((home + i) & mask);
     bool expired = s->expires_ms <= now_ms;
     if (s->key == key && s->expires_ms != 0) {
       *fresh = expired;
@@ -94,7 +111,7 @@ CounterTable::Slot* CounterTable::Find(size_t shard, CounterKey key, int64_t now
 
 CounterTable::Fixed CounterTable::TakeFixed(CounterKey key, uint64_t limit, int64_t window_ms,
                                             int64_t now_ms, uint64_t cost) {
-  size_t shard = static_cast<size_t>(key.hi % kShards);
+  size_t shard = static_cast<size_t>(key.hi) & (kShards - 1);
   Fixed r;
   std::lock_guard<std::mutex> lock(shards_[shard].mu);
   bool fresh = false;
@@ -113,7 +130,7 @@ CounterTable::Fixed CounterTable::TakeFixed(CounterKey key, uint64_t limit, int6
 
 CounterTable::Sliding CounterTable::TakeSliding(CounterKey key, uint64_t limit, int64_t window_ms,
                                                 int64_t now_ms, uint64_t cost) {
-  size_t shard = static_cast<size_t>(key.hi % kShards);
+  size_t shard = static_cast<size_t>(key.hi) & (kShards - 1);
   const int64_t id = now_ms / window_ms;
   const int64_t left_ms = window_ms - now_ms % window_ms;  // of the current window
   Sliding r;
@@ -167,7 +184,7 @@ size_t CounterTable::live(int64_t now_ms) const {
   size_t n = 0;
   for (size_t i = 0; i < kShards; ++i) {
     std::lock_guard<std::mutex> lock(shards_[i].mu);
-    const Slot* base = slots_.get() + i * slots_per_shard_;
+    const Slot* base = slots_ + i * slots_per_shard_;
     for (size_t j = 0; j < slots_per_shard_; ++j) n += base[j].expires_ms > now_ms ? 1 : 0;
   }
   return n;

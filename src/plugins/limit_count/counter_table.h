@@ -15,7 +15,7 @@
 // window, it evicts the slot whose window ends first (the one closest to expiring, which
 // approximates the shared dict's LRU eviction); the evicted key's next request starts a new
 // window, as it does in APISIX after an LRU eviction. Capacity is fixed at construction
-// (rounded up to whole shards): `slots * 48` bytes, 48 MiB for one million slots, mapped
+// (rounded up to a power of two): `slots * 48` bytes, 48 MiB for one million slots, mapped
 // as keys arrive. Keep the capacity above the number of live keys (1.5x): a full probe
 // window evicts a key whose window is still running.
 //
@@ -46,8 +46,9 @@ class CounterTable {
   static constexpr size_t kProbe = 16;
   static constexpr size_t kSlotBytes = 48;
 
-  // At least `capacity` slots (rounded up to kShards * kProbe multiples).
+  // At least `capacity` slots (rounded up: a power of two per shard).
   explicit CounterTable(size_t capacity);
+  ~CounterTable();
   CounterTable(const CounterTable&) = delete;
   CounterTable& operator=(const CounterTable&) = delete;
 
@@ -101,15 +102,12 @@ class CounterTable {
   // else the one expiring first (evicted, reset). `fresh` says whether it was reset.
   Slot* Find(size_t shard, CounterKey key, int64_t now_ms, bool* fresh);
 
-  struct Free {
-    void operator()(Slot* p) const;
-  };
-
   size_t slots_per_shard_;
   std::unique_ptr<Shard[]> shards_;
-  // kShards runs of slots_per_shard_, zeroed by calloc: the pages are mapped as keys first
-  // touch them, so a table holding few keys costs little memory.
-  std::unique_ptr<Slot[], Free> slots_;
+  // kShards runs of slots_per_shard_ in anonymous memory (see the constructor): a table
+  // holding few keys costs little memory.
+  size_t bytes_ = 0;
+  Slot* slots_ = nullptr;
 };
 
 }  // namespace turnpike::plugins::limit_count

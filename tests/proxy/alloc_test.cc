@@ -1,6 +1,7 @@
 // Counts heap allocations made while a warm worker proxies requests on a keep-alive
 // connection: the steady state must not allocate at all — plain requests, requests through
-// the built-in plugins, a plugin using its worker and request state, requests written to the
+// the built-in plugins (limit-count's local counters included), a plugin using its worker
+// and request state, requests written to the
 // access log, and form bodies read for
 // post_arg_* routes (the body buffer comes from the worker's pool).
 
@@ -24,6 +25,7 @@
 #include "core/listen_socket.h"
 #include "logging/log_writer.h"
 #include "plugins/ip_restriction/ip_restriction.h"
+#include "plugins/limit_count/limit_count.h"
 #include "plugins/request_id/request_id.h"
 #include "plugins/response_rewrite/response_rewrite.h"
 #include "proxy/access_log.h"
@@ -289,6 +291,7 @@ TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
   registry.Register(std::make_unique<plugins::request_id::RequestIdFactory>());
   registry.Register(std::make_unique<plugins::ip_restriction::IpRestrictionFactory>());
   registry.Register(std::make_unique<plugins::response_rewrite::ResponseRewriteFactory>());
+  registry.Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
 
   auto gateway = std::make_shared<config::GatewayConfig>();
   gateway->worker_processes = 1;
@@ -304,6 +307,9 @@ TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
   route.upstream_id = "1";
   route.plugins = {
       Spec("request-id", "{}"),
+      // A template key here, a variable key in the global rule.
+      Spec("limit-count", R"({"rules": [{"count": 1000000000, "time_window": 60,
+          "key": "$remote_addr-$http_host"}]})"),
       Spec("ip-restriction", R"({"whitelist": ["127.0.0.0/8", "::1"]})"),
       Spec("response-rewrite", R"({"vars": [["status", "==", 200]],
           "filters": [{"regex": "hel+", "replace": "HEL", "scope": "global"}],
@@ -311,7 +317,8 @@ TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
   routes.routes.push_back(route);
   config::GlobalRuleSpec g;
   g.id = "g";
-  g.plugins = {Spec("response-rewrite", R"({"headers": {"add": ["X-Global: $uri"]}})")};
+  g.plugins = {Spec("response-rewrite", R"({"headers": {"add": ["X-Global: $uri"]}})"),
+               Spec("limit-count", R"({"count": 1000000000, "time_window": 60})")};
   routes.global_rules.push_back(g);
   BuildReport report;
   SnapshotConstSharedPtr snap =

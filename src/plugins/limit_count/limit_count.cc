@@ -64,6 +64,16 @@ struct LimitCountPlugin::Scratch {
   uint64_t count = 0;
   uint64_t window = 0;
   bool applied = false;
+
+  // Reset between requests in place: the buffers keep their capacity (request_state.h).
+  void Clear() {
+    key.clear();
+    amount.clear();
+    value.clear();
+    rule = 0;
+    count = window = 0;
+    applied = false;
+  }
 };
 
 struct LimitCountPlugin::RedisState final : WorkerState, RedisLink::Waiter {

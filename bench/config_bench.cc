@@ -1,19 +1,28 @@
 // Loading an apisix.yaml at 10k / 50k routes: the whole-text YAML parse, the split parse
 // (pieces on two threads), the full loader (YAML to validated specs) and the snapshot build.
 // Wall-clock time (the split uses two threads); run on a quiet machine and compare medians.
+// BM_ReloadSnapshot is a reload's build: every route has plugins, and the previous snapshot
+// is the one built from the same file.
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <string>
 
 #include "config/loader.h"
 #include "config/yaml_tree.h"
+#include "metrics/registry.h"
+#include "plugins/ip_restriction/ip_restriction.h"
+#include "plugins/request_id/request_id.h"
+#include "plugins/response_rewrite/response_rewrite.h"
 #include "proxy/snapshot.h"
 
 namespace turnpike {
 namespace {
 
-// The file bench/reload_scale.sh writes: a third prefix routes, a fifth with a host.
-std::string RoutesYaml(int n) {
+// The file bench/reload_scale.sh writes: a third prefix routes, a fifth with a host. With
+// `plugins`, every route has ip-restriction, every other one request-id and every tenth
+// response-rewrite.
+std::string RoutesYaml(int n, bool plugins = false) {
   std::string s = "routes:\n";
   for (int i = 0; i < n; ++i) {
     std::string id = std::to_string(i);
@@ -21,6 +30,12 @@ std::string RoutesYaml(int n) {
     s += i % 3 == 0 ? "    uri: /p" + id + "/*\n" : "    uri: /api/v1/svc" + id + "/items\n";
     if (i % 5 == 0) s += "    hosts: [h" + std::to_string(i % 100) + ".example.com]\n";
     s += "    upstream_id: u" + std::to_string(i % 4) + "\n";
+    if (!plugins) continue;
+    s += "    plugins:\n";
+    s += "      ip-restriction: {whitelist: [10.0.0.0/8, 192.168." + std::to_string(i % 256) +
+         ".0/24]}\n";
+    if (i % 2 == 0) s += "      request-id: {include_in_response: true}\n";
+    if (i % 10 == 0) s += "      response-rewrite: {headers: {set: {X-Route: r" + id + "}}}\n";
   }
   s += "upstreams:\n";
   for (int u = 0; u < 4; ++u) {
@@ -67,7 +82,8 @@ BENCHMARK(BM_ParseRoutesConfig)
     ->UseRealTime();
 
 void BM_BuildSnapshot(benchmark::State& state) {
-  auto gateway = config::ParseGatewayConfig("apisix:\n  node_listen: 9080\n", "config.yaml", ".", 2);
+  auto gateway =
+      config::ParseGatewayConfig("apisix:\n  node_listen: 9080\n", "config.yaml", ".", 2);
   auto routes = config::ParseRoutesConfig(RoutesYaml(static_cast<int>(state.range(0))), "a.yaml");
   if (!gateway.value || !routes.value) {
     state.SkipWithError("config rejected");
@@ -76,12 +92,47 @@ void BM_BuildSnapshot(benchmark::State& state) {
   uint64_t version = 0;
   for (auto _ : state) {
     proxy::BuildReport report;
-    auto snapshot = proxy::BuildSnapshot({&*gateway.value, &*routes.value, nullptr, ++version, nullptr},
-                                         &report);
+    auto snapshot = proxy::BuildSnapshot(
+        {&*gateway.value, &*routes.value, nullptr, ++version, nullptr}, &report);
     benchmark::DoNotOptimize(snapshot);
   }
 }
 BENCHMARK(BM_BuildSnapshot)->Arg(10000)->Arg(50000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ReloadSnapshot(benchmark::State& state) {
+  auto gateway =
+      config::ParseGatewayConfig("apisix:\n  node_listen: 9080\n", "config.yaml", ".", 2);
+  auto routes =
+      config::ParseRoutesConfig(RoutesYaml(static_cast<int>(state.range(0)), true), "a.yaml");
+  if (!gateway.value || !routes.value) {
+    state.SkipWithError("config rejected");
+    return;
+  }
+  proxy::PluginRegistry registry;
+  registry.Register(std::make_unique<plugins::ip_restriction::IpRestrictionFactory>());
+  registry.Register(std::make_unique<plugins::request_id::RequestIdFactory>());
+  registry.Register(std::make_unique<plugins::response_rewrite::ResponseRewriteFactory>());
+  metrics::Registry metrics(2);
+  uint64_t version = 0;
+  auto build = [&](const proxy::Snapshot* previous) {
+    proxy::BuildReport report;
+    auto snapshot = proxy::BuildSnapshot(
+        {&*gateway.value, &*routes.value, previous, ++version, &registry, &metrics}, &report);
+    if (!report.errors.empty()) state.SkipWithError("build failed");
+    return snapshot;
+  };
+  proxy::SnapshotConstSharedPtr current = build(nullptr);
+  for (auto _ : state) {
+    proxy::SnapshotConstSharedPtr next = build(current.get());
+    // The replaced snapshot is freed on the control thread after the reload: not timed.
+    state.PauseTiming();
+    current = std::move(next);
+    state.ResumeTiming();
+  }
+  state.counters["instances"] = static_cast<double>(current->plugin_instances.size());
+  state.counters["index_bytes"] = static_cast<double>(current->plugin_instances.memory_bytes());
+}
+BENCHMARK(BM_ReloadSnapshot)->Arg(50000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace turnpike

@@ -274,11 +274,15 @@ class PluginFactory {
   virtual ~PluginFactory() = default;
   virtual std::string_view name() const = 0;
   virtual int priority() const = 0;
-  // Control thread, once per plugin instance of every snapshot build (and of `turnpike
-  // check`). Validates `conf` (a JSON object; `_meta` already removed) and compiles it; `ctx`
-  // tells who owns the instance and gives the plugin's metadata, attributes, clock and
-  // metrics (factory_context.h). Errors read like APISIX's schema errors, e.g.
+  // Control thread, once per plugin instance of a snapshot build that is new or changed (and
+  // for every instance of `turnpike check`). Validates `conf` (a JSON object; `_meta` already
+  // removed) and compiles it; `ctx` tells who owns the instance and gives the plugin's
+  // metadata, attributes, clock and metrics (factory_context.h). Errors read like APISIX's
+  // schema errors, e.g.
   // `property "body" validation failed: wrong type: expected string, got number`.
+  // A reload keeps the previous snapshot's instance, without calling Create, when its owner
+  // (kind and id), `conf`, metadata and attributes are unchanged; so the result must depend
+  // on those alone. A failed Create is not kept: the next build calls it again.
   // TypedPluginFactory (typed_factory.h) writes this for the common case.
   virtual StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf,
                                                 FactoryContext& ctx) const = 0;

@@ -17,7 +17,9 @@
 //   RedisLink& link = ctx.worker_state<RedisLink>(*this);
 //
 // Lifetime, per worker and plugin instance (an instance is one PluginConstSharedPtr, shared
-// by the snapshots that keep it):
+// by the snapshots that keep it; an instance is kept across reloads while its route, service,
+// global rule or plugin config and its conf, metadata and attributes are unchanged, so a
+// reload that does not touch it keeps its states):
 //   - Created on the worker's thread when the worker adopts the first snapshot that contains
 //     the instance, before that worker runs any request of it.
 //   - Kept while the snapshots the worker adopts next still contain the same instance.

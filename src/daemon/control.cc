@@ -487,10 +487,11 @@ void Control::FinishReload(ReloadJob* job) {
       // warn, as APISIX logs its reloads: visible at the default error_log_level.
       spdlog::warn(
           "config version {} loaded ({}): {} routes, {} upstreams, {} nodes ({} node sets "
-          "unchanged), {} errors, in {:.1f} ms (read {:.1f}, parse {:.1f}, build {:.1f}; "
-          "{:.1f} ms CPU)",
+          "unchanged), {} plugin instances ({} unchanged), {} errors, in {:.1f} ms (read "
+          "{:.1f}, parse {:.1f}, build {:.1f}; {:.1f} ms CPU)",
           version_, job->reason, job->stats.routes, job->stats.upstreams, job->stats.nodes,
-          job->stats.reused_node_sets, job->errors, MsSince(job->started), job->read_ms,
+          job->stats.reused_node_sets, job->stats.reused_plugins + job->stats.created_plugins,
+          job->stats.reused_plugins, job->errors, MsSince(job->started), job->read_ms,
           job->parse_ms, job->build_ms, job->cpu_ms);
       break;
     }

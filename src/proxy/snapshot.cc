@@ -7,8 +7,8 @@
 #include "base/courtesy.h"
 #include "base/http_method.h"
 #include "metrics/registry.h"
-#include "turnpike/factory_context.h"
 #include "proxy/upstream_builder.h"
+#include "turnpike/factory_context.h"
 
 namespace turnpike::proxy {
 namespace {
@@ -76,13 +76,17 @@ class InstanceContext final : public FactoryContext {
 
 // Compiles one owner's `plugins:` into chain entries. Returns false (with `error`) when a
 // plugin is unknown, not enabled, or its configuration is invalid: the owner is skipped.
+// An instance whose identity (PluginInstances) is the same as in the previous snapshot is
+// taken over from it instead of created; a failed one never is, as it is not recorded.
 class PluginCompiler {
  public:
-  explicit PluginCompiler(const BuildInput& input)
+  PluginCompiler(const BuildInput& input, PluginInstances* instances, BuildStats* stats)
       : registry_(input.plugins),
         gateway_(*input.gateway),
         clock_(input.clock != nullptr ? *input.clock : SystemClock::Instance()),
-        workers_(std::max(1, input.gateway->worker_processes)) {
+        workers_(std::max(1, input.gateway->worker_processes)),
+        instances_(instances),
+        stats_(stats) {
     const std::optional<std::vector<std::string>>& enabled =
         input.routes->enabled_plugins ? input.routes->enabled_plugins : input.gateway->plugins;
     if (enabled) {
@@ -98,10 +102,26 @@ class PluginCompiler {
       own_metrics_ = std::make_unique<metrics::Registry>(workers_);
       metrics_ = own_metrics_.get();
     }
+    PluginInstances::Environment env{registry_, input.metrics, &clock_, workers_};
+    instances_->set_environment(env);
+    if (input.previous != nullptr && input.metrics != nullptr &&
+        input.previous->plugin_instances.environment() == env) {
+      previous_ = &input.previous->plugin_instances;
+      instances_->ReserveLike(*previous_);
+    }
   }
 
   bool Compile(const std::vector<config::PluginSpec>& specs, PluginOwner owner,
-               std::vector<PluginChain::Entry>* out, config::ConfigError* error) const {
+               std::vector<PluginChain::Entry>* out, config::ConfigError* error) {
+    size_t mark = instances_->size();
+    if (CompileEach(specs, owner, out, error)) return true;
+    instances_->Truncate(mark);  // the owner is skipped: its instances are not in the snapshot
+    return false;
+  }
+
+ private:
+  bool CompileEach(const std::vector<config::PluginSpec>& specs, PluginOwner owner,
+                   std::vector<PluginChain::Entry>* out, config::ConfigError* error) {
     for (const config::PluginSpec& spec : specs) {
       const PluginFactory* factory = registry_ ? registry_->Find(spec.name) : nullptr;
       bool enabled =
@@ -135,23 +155,56 @@ class PluginCompiler {
         }
       }
       auto meta = metadata_.find(spec.name);
+      const nlohmann::json& metadata = meta != metadata_.end() ? *meta->second : EmptyObject();
       const nlohmann::json* attr = gateway_.PluginAttr(spec.name);
-      InstanceContext ctx(owner, meta != metadata_.end() ? *meta->second : EmptyObject(),
-                          attr != nullptr ? *attr : EmptyObject(), clock_, workers_, *metrics_);
-      StatusOr<PluginConstSharedPtr> plugin = factory->Create(conf, ctx);
-      if (!plugin.ok()) {
-        *error = {spec.loc, spec.path,
-                  "failed to check the configuration of plugin " + spec.name +
-                      " err: " + plugin.status().message()};
-        return false;
+      const nlohmann::json& attr_or_empty = attr != nullptr ? *attr : EmptyObject();
+      identity_.clear();
+      PluginInstances::AppendIdentity(&identity_, owner, spec.name, conf);
+      uint64_t hash = PluginInstances::Hash(identity_);
+      const PluginConstSharedPtr* kept = nullptr;
+      if (SettingsUnchanged(spec.name, metadata, attr_or_empty)) {
+        kept = previous_->Find(identity_, hash);
       }
-      out->push_back({spec.name, factory->priority(), plugin.value(), MentionsPostArg(conf),
-                      plugin.value()->reads_request_body()});
+      PluginConstSharedPtr plugin;
+      if (kept != nullptr) {
+        plugin = *kept;
+        ++stats_->reused_plugins;
+      } else {
+        InstanceContext ctx(owner, metadata, attr_or_empty, clock_, workers_, *metrics_);
+        StatusOr<PluginConstSharedPtr> created = factory->Create(conf, ctx);
+        if (!created.ok()) {
+          *error = {spec.loc, spec.path,
+                    "failed to check the configuration of plugin " + spec.name +
+                        " err: " + created.status().message()};
+          return false;
+        }
+        plugin = std::move(created).value();
+        ++stats_->created_plugins;
+      }
+      instances_->Add(identity_, hash, plugin);
+      bool reads_body = plugin->reads_request_body();
+      out->push_back(
+          {spec.name, factory->priority(), std::move(plugin), MentionsPostArg(conf), reads_body});
     }
     return true;
   }
 
- private:
+  // Whether `plugin`'s metadata and attr are those of the previous snapshot (false without
+  // one). Encoded once per plugin name and build, and recorded for the next build.
+  bool SettingsUnchanged(const std::string& plugin, const nlohmann::json& metadata,
+                         const nlohmann::json& attr) {
+    auto [it, added] = settings_unchanged_.try_emplace(plugin, false);
+    if (added) {
+      std::string encoding;
+      PluginInstances::AppendEncoded(&encoding, metadata);
+      PluginInstances::AppendEncoded(&encoding, attr);
+      const std::string* before = previous_ != nullptr ? previous_->Settings(plugin) : nullptr;
+      it->second = before != nullptr && *before == encoding;
+      instances_->SetSettings(plugin, std::move(encoding));
+    }
+    return it->second;
+  }
+
   const PluginRegistry* registry_;
   const config::GatewayConfig& gateway_;
   Clock& clock_;
@@ -161,6 +214,11 @@ class PluginCompiler {
   std::unordered_map<std::string_view, const nlohmann::json*> metadata_;  // by plugin name
   MetricsRegistry* metrics_ = nullptr;
   std::unique_ptr<metrics::Registry> own_metrics_;
+  PluginInstances* instances_;
+  const PluginInstances* previous_ = nullptr;  // null: nothing to take over
+  BuildStats* stats_;
+  std::string identity_;                                      // scratch
+  std::unordered_map<std::string, bool> settings_unchanged_;  // by plugin name
 };
 
 // Numbers the distinct instances with worker state (Snapshot::worker_state_plugins) and
@@ -203,7 +261,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
   auto snap = std::make_shared<Snapshot>();
   snap->version = input.version;
   UpstreamBuilder builder(gateway, input.previous, snap.get(), &report->warnings, &stats);
-  PluginCompiler plugins(input);
+  PluginCompiler plugins(input, &snap->plugin_instances, &stats);
 
   std::unordered_map<std::string, const Upstream*> upstream_by_id;
   for (const config::UpstreamSpec& spec : routes.upstreams) {
@@ -293,6 +351,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     if (spec.status == 0) continue;  // disabled routes are not matched at all
     std::vector<PluginChain::Entry> own;
     config::ConfigError error;
+    size_t instances_before = snap->plugin_instances.size();
     if (!plugins.Compile(spec.plugins, {PluginOwnerKind::kRoute, spec.id}, &own, &error)) {
       report->errors.push_back(std::move(error));
       continue;  // the route is skipped, the rest applies
@@ -302,6 +361,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
       StatusOr<expr::IpMatcher> m = expr::IpMatcher::Build(spec.remote_addrs);
       if (!m.ok()) {
         report->errors.push_back({spec.loc, spec.path + ".remote_addrs", m.status().message()});
+        snap->plugin_instances.Truncate(instances_before);  // not in the snapshot
         continue;
       }
       remote_addrs = std::move(m).value();
@@ -311,6 +371,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
       StatusOr<expr::ExprConstPtr> compiled = expr::Expr::Compile(spec.vars->expr);
       if (!compiled.ok()) {
         report->errors.push_back({spec.vars->loc, spec.vars->path, compiled.status().message()});
+        snap->plugin_instances.Truncate(instances_before);
         continue;
       }
       vars = std::move(compiled).value();
@@ -397,6 +458,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
   }
   snap->table = router::RouteTable::Build(std::move(keys), mode);
   NumberWorkerStates(snap.get());
+  snap->plugin_instances.Seal();
   stats.routes = snap->routes.size();
   stats.upstreams = snap->upstreams.size();
   return snap;

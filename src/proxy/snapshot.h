@@ -16,6 +16,7 @@
 #include "discovery/node_source.h"
 #include "expr/expr.h"
 #include "expr/ip_matcher.h"
+#include "proxy/plugin_instances.h"
 #include "proxy/plugin_registry.h"
 #include "router/route_table.h"
 #include "turnpike/clock.h"
@@ -44,7 +45,7 @@ struct Upstream {
   config::PassHost pass_host = config::PassHost::kPass;
   std::string upstream_host;
   config::KeepalivePool keepalive;
-  uint32_t slot = 0;                      // dense index: per-worker state (pickers) by slot
+  uint32_t slot = 0;  // dense index: per-worker state (pickers) by slot
 
   // Retries allowed for a request that pinned `set`.
   int Retries(const upstream::NodeSet& set) const {
@@ -102,6 +103,10 @@ struct Snapshot {
   // their states by this index (proxy/worker_states.h), as it keeps pickers by
   // Upstream::slot. Owned by the chains.
   std::vector<const Plugin*> worker_state_plugins;
+  // The plugin instances of this build (the chains', and those of services and plugin
+  // configs no route uses) by identity: owner, name, conf, metadata and attr. The next build
+  // takes over those whose identity is unchanged (BuildInput::previous).
+  PluginInstances plugin_instances;
 };
 
 using SnapshotConstSharedPtr = std::shared_ptr<const Snapshot>;
@@ -112,12 +117,18 @@ struct BuildStats {
   size_t nodes = 0;              // configured nodes (discovered ones are not counted)
   size_t reused_node_sets = 0;   // node-set slots carried over unchanged from `previous`
   size_t pending_node_sets = 0;  // slots left to the control thread (domain names, discovery)
+  // Plugin instances taken over from `previous` (same identity: see PluginInstances), and
+  // those the factories created.
+  size_t reused_plugins = 0;
+  size_t created_plugins = 0;
 };
 
 struct BuildInput {
   const config::GatewayConfig* gateway = nullptr;
   const config::RoutesConfig* routes = nullptr;
-  const Snapshot* previous = nullptr;  // may be null; unchanged node sets keep its pointers
+  // May be null. Unchanged node sets and plugin instances keep its pointers (so workers keep
+  // their pickers and plugin worker states).
+  const Snapshot* previous = nullptr;
   uint64_t version = 0;
   const PluginRegistry* plugins = nullptr;  // may be null: then no plugin is known
   // What plugin factories get (FactoryContext): both outlive every snapshot. Null metrics: a
@@ -136,7 +147,8 @@ struct BuildReport {
 };
 
 // Control thread (or the reload job on the thread pool). Composes routes with their services
-// and plugin configs (reference §2.5), compiles plugin chains, fills node sets of IP-literal
+// and plugin configs (reference §2.5), compiles plugin chains (taking over the instances of
+// `previous` whose identity is unchanged, see PluginInstances), fills node sets of IP-literal
 // nodes and builds the router. Never blocks on DNS: upstreams with domain names or a
 // discovery source get an empty slot, fed by the Directory once the snapshot is published
 // (see NodeBindings).

@@ -110,6 +110,38 @@ routes:
   EXPECT_TRUE(gw_.process()->Running());
 }
 
+// A reload keeps the plugin instances whose configuration is unchanged and says so in its
+// log line; a changed one is compiled anew and takes effect.
+TEST_F(ReloadTest, UnchangedPluginsAreKeptAndCounted) {
+  const std::string routes = R"(
+routes:
+  - id: kept
+    uri: /kept
+    upstream: {A}
+    plugins:
+      request-id: {header_name: X-Kept}
+  - id: changed
+    uri: /changed
+    upstream: {A}
+    plugins:
+      request-id: {header_name: X-Before}
+#END
+)";
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(routes)));
+  EXPECT_TRUE(Get(gw_.port(), "/changed").HasHeader("X-Before"));
+  std::string next = routes;
+  next.replace(next.find("X-Before"), 8, "X-After");
+  ASSERT_TRUE(gw_.RewriteRoutes(Routes(next)));
+  ASSERT_TRUE(gw_.Reload());
+  EXPECT_TRUE(
+      PollUntil([&] { return Get(gw_.port(), "/changed").HasHeader("X-After"); }, seconds(5)));
+  EXPECT_TRUE(Get(gw_.port(), "/kept").HasHeader("X-Kept"));
+  std::string log = gw_.Stderr();
+  size_t at = log.find("config version 2 loaded");
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_NE(log.find("2 plugin instances (1 unchanged)", at), std::string::npos) << log;
+}
+
 // `routes` that is not a list (a typo such as a missing `-`) rejects the whole file, like a
 // missing `#END`: the previous routes keep serving instead of all of them going away.
 TEST_F(ReloadTest, CollectionThatIsNotAListKeepsPreviousRoutes) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "config/specs.h"
+#include "metrics/registry.h"
 #include "proxy/plugin_registry.h"
 #include "proxy/snapshot.h"
 #include "proxy/worker.h"
@@ -132,6 +133,23 @@ class TrackedFactory final : public PluginFactory {
   Journal* journal_;
   mutable std::mutex mu_;
   mutable std::map<std::string, PluginConstSharedPtr> instances_;
+};
+
+// "fresh" {"name": n}: a new instance on every Create(), as a real factory; only the build's
+// reuse of unchanged instances keeps one across reloads.
+class FreshFactory final : public PluginFactory {
+ public:
+  explicit FreshFactory(Journal* journal) : journal_(journal) {}
+  std::string_view name() const override { return "fresh"; }
+  int priority() const override { return 3; }
+  StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf,
+                                        FactoryContext&) const override {
+    return PluginConstSharedPtr(
+        std::make_shared<Tracked>(conf.at("name").get<std::string>(), journal_));
+  }
+
+ private:
+  Journal* journal_;
 };
 
 class PlainFactory final : public PluginFactory {
@@ -258,12 +276,21 @@ class WorkerStateBuildTest : public ::testing::Test {
   WorkerStateBuildTest() {
     registry_.Register(std::make_unique<TrackedFactory>(&journal_));
     registry_.Register(std::make_unique<PlainFactory>());
+    registry_.Register(std::make_unique<FreshFactory>(&journal_));
     tracked_ = static_cast<const TrackedFactory*>(registry_.Find("tracked"));
   }
   SnapshotConstSharedPtr Build() {
     BuildReport report;
     SnapshotConstSharedPtr s =
         BuildSnapshot({&gateway_, &routes_, nullptr, ++version_, &registry_}, &report);
+    EXPECT_TRUE(report.errors.empty()) << report.errors[0].ToString();
+    return s;
+  }
+  // As the daemon reloads: the previous snapshot and the process's metrics registry.
+  SnapshotConstSharedPtr Reload(const Snapshot* previous) {
+    BuildReport report;
+    SnapshotConstSharedPtr s =
+        BuildSnapshot({&gateway_, &routes_, previous, ++version_, &registry_, &metrics_}, &report);
     EXPECT_TRUE(report.errors.empty()) << report.errors[0].ToString();
     return s;
   }
@@ -281,6 +308,7 @@ class WorkerStateBuildTest : public ::testing::Test {
   const TrackedFactory* tracked_ = nullptr;
   config::GatewayConfig gateway_;
   config::RoutesConfig routes_;
+  metrics::Registry metrics_{2};
   uint64_t version_ = 0;
 };
 
@@ -317,6 +345,38 @@ TEST_F(WorkerStateBuildTest, OneSlotPerInstanceWhateverTheChainsSharingIt) {
   EXPECT_EQ(slot_of(s->routes[0].chain, "plain"), PluginChain::kNoWorkerState);
   EXPECT_EQ(slot_of(s->routes[1].chain, "tracked"), 2u);  // the route's own wins over the service's
   EXPECT_EQ(journal_.Count("create", "global"), 0u);      // nothing is created at build
+}
+
+// ---------------------------------------------------------------- across reloads
+
+TEST_F(WorkerStateBuildTest, AReloadThatKeepsTheConfKeepsTheState) {
+  routes_.routes = {Route("r1", {Spec("fresh", {{"name", "x"}})}),
+                    Route("r2", {Spec("fresh", {{"name", "y"}})})};
+  SnapshotConstSharedPtr first = Reload(nullptr);
+  uv_loop_t loop{};
+  WorkerStateTable table(WorkerEnvironment{0, 1, &loop});
+  table.Reset(*first);
+  WorkerStatePin pin = table.Pin();
+  const Plugin& x = *first->routes[0].chain.entries[0].plugin;
+  WorkerState* x_state = pin.get()->Find(x, first->routes[0].chain.entries[0].worker_state_slot);
+  ASSERT_NE(x_state, nullptr);
+  pin.reset();
+
+  // The file is read again: r1 unchanged, r2's conf changed.
+  routes_.routes = {Route("r1", {Spec("fresh", {{"name", "x"}})}),
+                    Route("r2", {Spec("fresh", {{"name", "y"}, {"v", 2}})})};
+  SnapshotConstSharedPtr second = Reload(first.get());
+  ASSERT_EQ(second->routes[0].chain.entries[0].plugin.get(), &x);
+  EXPECT_NE(second->routes[1].chain.entries[0].plugin, first->routes[1].chain.entries[0].plugin);
+  table.Reset(*second);
+  pin = table.Pin();
+  EXPECT_EQ(pin.get()->Find(x, second->routes[0].chain.entries[0].worker_state_slot), x_state);
+  EXPECT_EQ(table.created(), 3u);    // x, y, then y's new instance
+  EXPECT_EQ(table.destroyed(), 1u);  // y's first
+  EXPECT_EQ(journal_.Count("create", "x"), 1u);
+  EXPECT_EQ(journal_.Count("destroy", "x"), 0u);
+  pin.reset();
+  table.Clear();
 }
 
 // ---------------------------------------------------------------- on real workers
@@ -375,6 +435,48 @@ TEST_F(WorkerStateBuildTest, WorkersCreateKeepAndDestroyStatesOnTheirThreads) {
   for (const Event& e : y) EXPECT_EQ(e.thread, thread_of[e.worker_index]);
   EXPECT_EQ(journal_.Count("create", "x"), 2u);
   EXPECT_EQ(journal_.Count("create", "y"), 2u);
+}
+
+TEST_F(WorkerStateBuildTest, WorkersKeepTheStatesOfAnUnchangedConfAcrossReloads) {
+  gateway_.worker_processes = 2;
+  auto gateway = std::make_shared<config::GatewayConfig>(gateway_);
+  routes_.routes = {Route("r1", {Spec("fresh", {{"name", "k"}})})};
+  SnapshotConstSharedPtr first = Reload(nullptr);
+  Worker w0(0, gateway, {});
+  Worker w1(1, gateway, {});
+  w0.Start(first);
+  w1.Start(first);
+  EXPECT_EQ(journal_.WaitFor("create", "k", 2).size(), 2u);
+
+  // The file is read again with r1 unchanged (and a new r2, whose states tell that both
+  // workers have adopted the snapshot): r1's instance and its states are kept.
+  routes_.routes = {Route("r1", {Spec("fresh", {{"name", "k"}})}),
+                    Route("r2", {Spec("fresh", {{"name", "m"}})})};
+  SnapshotConstSharedPtr second = Reload(first.get());
+  EXPECT_EQ(second->routes[0].chain.entries[0].plugin, first->routes[0].chain.entries[0].plugin);
+  w0.Publish(second);
+  w1.Publish(second);
+  EXPECT_EQ(journal_.WaitFor("create", "m", 2).size(), 2u);
+  EXPECT_EQ(journal_.Count("create", "k"), 2u);
+  EXPECT_EQ(journal_.Count("destroy", "k"), 0u);
+
+  // r1's conf changes: a new instance, new states; the old ones go.
+  routes_.routes = {Route("r1", {Spec("fresh", {{"name", "k"}, {"limit", 2}})}),
+                    Route("r2", {Spec("fresh", {{"name", "m"}})})};
+  SnapshotConstSharedPtr third = Reload(second.get());
+  w0.Publish(third);
+  w1.Publish(third);
+  EXPECT_EQ(journal_.WaitFor("create", "k", 4).size(), 4u);
+  EXPECT_EQ(journal_.WaitFor("destroy", "k", 2).size(), 2u);
+  EXPECT_EQ(journal_.Count("create", "m"), 2u);
+  EXPECT_EQ(journal_.Count("destroy", "m"), 0u);
+
+  w0.Drain();
+  w1.Drain();
+  w0.Join();
+  w1.Join();
+  EXPECT_EQ(journal_.WaitFor("destroy", "k", 4).size(), 4u);
+  EXPECT_EQ(journal_.WaitFor("destroy", "m", 2).size(), 2u);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Hot paths of the built-in plugins: request-id generation (per-thread xoshiro256** vs. the
+// Hot paths of the built-in plugins: request-id generation (per-worker xoshiro256** vs. the
 // naive std::random_device + mt19937 + snprintf baseline), response-rewrite's body
 // substitution on 1 KiB / 64 KiB / 1 MiB bodies, and ip-restriction's lookup.
 #include <benchmark/benchmark.h>
@@ -15,7 +15,7 @@ namespace turnpike::plugins {
 namespace {
 
 void BM_UuidV4(benchmark::State& state) {
-  request_id::FastRandom& rng = request_id::FastRandom::ForThisThread();
+  request_id::FastRandom rng = request_id::FastRandom::FromOs();
   char out[request_id::kUuidLength];
   for (auto _ : state) {
     request_id::UuidV4(rng, out);
@@ -44,7 +44,7 @@ void BM_UuidV4NaiveBaseline(benchmark::State& state) {
 BENCHMARK(BM_UuidV4NaiveBaseline);
 
 void BM_Nanoid(benchmark::State& state) {
-  request_id::FastRandom& rng = request_id::FastRandom::ForThisThread();
+  request_id::FastRandom rng = request_id::FastRandom::FromOs();
   char out[request_id::kNanoidLength];
   for (auto _ : state) {
     request_id::Nanoid(rng, out);
@@ -54,7 +54,7 @@ void BM_Nanoid(benchmark::State& state) {
 BENCHMARK(BM_Nanoid);
 
 void BM_RangeId16(benchmark::State& state) {
-  request_id::FastRandom& rng = request_id::FastRandom::ForThisThread();
+  request_id::FastRandom rng = request_id::FastRandom::FromOs();
   char out[16];
   for (auto _ : state) {
     request_id::RangeId(rng, "abcdefghijklmnopqrstuvwxyzABCDEFGHIGKLMNOPQRSTUVWXYZ0123456789", 16,
@@ -65,7 +65,7 @@ void BM_RangeId16(benchmark::State& state) {
 BENCHMARK(BM_RangeId16);
 
 void BM_Ksuid(benchmark::State& state) {
-  request_id::FastRandom& rng = request_id::FastRandom::ForThisThread();
+  request_id::FastRandom rng = request_id::FastRandom::FromOs();
   char out[request_id::kKsuidLength];
   for (auto _ : state) {
     request_id::Ksuid(rng, 1700000000, out);

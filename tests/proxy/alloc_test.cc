@@ -1,8 +1,8 @@
 // Counts heap allocations made while a warm worker proxies requests on a keep-alive
 // connection: the steady state must not allocate at all — plain requests, requests through
 // the built-in plugins (limit-count's local counters included), a plugin using its worker
-// and request state, requests written to the
-// access log, and form bodies read for
+// and request state, requests written to the access log and by file-logger, and form bodies
+// read for
 // post_arg_* routes (the body buffer comes from the worker's pool).
 
 #include <arpa/inet.h>
@@ -24,6 +24,7 @@
 #include "config/specs.h"
 #include "core/listen_socket.h"
 #include "logging/log_writer.h"
+#include "plugins/file_logger/file_logger.h"
 #include "plugins/ip_restriction/ip_restriction.h"
 #include "plugins/limit_count/limit_count.h"
 #include "plugins/request_id/request_id.h"
@@ -259,7 +260,8 @@ TEST(AllocationTest, WarmRequestsWithAnAccessLogDoNotAllocate) {
 
 // Sends one request and reads one chunked response (up to its last chunk).
 bool RoundTripChunked(int fd) {
-  static const char kRequest[] = "GET /hello HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\n\r\n";
+  static const char kRequest[] =
+      "GET /hello HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\n\r\n";
   if (write(fd, kRequest, sizeof(kRequest) - 1) < 0) return false;
   char buf[4096];
   size_t have = 0;
@@ -278,6 +280,72 @@ config::PluginSpec Spec(const std::string& name, const char* conf) {
   p.conf = nlohmann::json::parse(conf);
   p.path = "routes[0].plugins." + name;
   return p;
+}
+
+// file-logger's default entry (request and response headers, query arguments decoded into the
+// worker's scratch buffers, the url built in one), written through the real log writer.
+TEST(AllocationTest, WarmRequestsThroughFileLoggerDoNotAllocate) {
+  Origin origin;
+  ASSERT_TRUE(origin.ok());
+  turnpike::testing::TempDir dir;
+  auto writer = std::make_shared<logging::LogWriter>(std::chrono::milliseconds(1));
+  PluginRegistry registry;
+  registry.Register(std::make_unique<plugins::file_logger::FileLoggerFactory>(writer));
+
+  auto gateway = std::make_shared<config::GatewayConfig>();
+  gateway->worker_processes = 1;
+  gateway->upstream_keepalive.requests = 1000000;
+  config::RoutesConfig routes;
+  config::UpstreamSpec up;
+  up.id = "1";
+  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
+  routes.upstreams.push_back(up);
+  config::RouteSpec route;
+  route.id = "r1";
+  route.uris = {"/hello"};
+  route.upstream_id = "1";
+  std::string conf = R"({"path": ")" + dir.File("entries.log") + R"("})";
+  route.plugins = {Spec("file-logger", conf.c_str())};
+  routes.routes.push_back(route);
+  BuildReport report;
+  SnapshotConstSharedPtr snap =
+      BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry}, &report);
+  ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
+
+  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+  ASSERT_TRUE(listen.ok());
+  int port = core::LocalPort(listen.value());
+  Worker worker(0, gateway, {listen.value()});
+  worker.Start(snap);
+
+  constexpr std::string_view kRequest =
+      "GET /hello?a=1&b=x%20y&a=2&flag HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\n"
+      "X-Twice: 1\r\nX-Twice: 2\r\n\r\n";
+  int fd = ConnectTo(port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << "warm-up " << i;
+  }
+  constexpr int kRequests = 2000;
+  uint64_t before = turnpike::testing::TotalAllocations();
+  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << i;
+  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
+  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+
+  close(fd);
+  worker.Drain();
+  worker.Join();
+  writer->FlushNow();
+  std::string text = turnpike::testing::ReadFile(dir.File("entries.log"));
+  size_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  EXPECT_EQ(lines, 200u + kRequests);
+  std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  EXPECT_NE(last.find(R"("querystring":{"a":["1","2"],"b":"x y","flag":true})"), std::string::npos)
+      << last;
+  EXPECT_NE(last.find(R"("url":"http://example.com:)"), std::string::npos) << last;
+  EXPECT_NE(last.find(R"("x-twice":["1","2"])"), std::string::npos) << last;
 }
 
 // The built-in plugins on the hot path: request-id (rewrite + header_filter), ip-restriction

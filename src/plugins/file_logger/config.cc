@@ -86,6 +86,23 @@ Status ReadSize(const nlohmann::json& conf, const char* name, uint64_t* out) {
 
 }  // namespace
 
+EntryVars::EntryVars() {
+  auto v = [](std::string_view name) { return CompileVar(name).value(); };
+  scheme = v("scheme");
+  host = v("host");
+  server_port = v("server_port");
+  request_uri = v("request_uri");
+  request_method = v("request_method");
+  args = v("args");
+  request_length = v("request_length");
+  bytes_sent = v("bytes_sent");
+  upstream_addr = v("upstream_addr");
+  route_id = v("route_id");
+  service_id = v("service_id");
+  remote_addr = v("remote_addr");
+  hostname = v("hostname");
+}
+
 StatusOr<Config> ParseConfig(const nlohmann::json& conf) {
   if (!conf.is_object()) {
     return Status::Error(schema::WrongType("object", conf));

@@ -46,6 +46,14 @@ struct FormatField {
   std::vector<FormatField> children;
 };
 
+// The variables the entry itself reads (the default entry's fields; route_id and service_id
+// after a log_format), compiled with the Config.
+struct EntryVars {
+  EntryVars();
+  VarRef scheme, host, server_port, request_uri, request_method, args, request_length, bytes_sent,
+      upstream_addr, route_id, service_id, remote_addr, hostname;
+};
+
 struct Config {
   std::string path;
   std::optional<std::vector<FormatField>> log_format;
@@ -59,6 +67,7 @@ struct Config {
   // `match`: the request is logged when one of these holds (APISIX evaluates each item of
   // the list on its own and stops at the first true one).
   std::vector<ExpressionConstPtr> match;
+  EntryVars vars;
 };
 
 // Control thread. Validates like APISIX's schema and check_schema.

@@ -42,32 +42,6 @@ void Unescape(std::string_view in, std::string* out) {
   AppendFormUnescaped(out, in);
 }
 
-// Variables the default entry reads, compiled once.
-struct FullLogVars {
-  VarRef scheme, host, server_port, request_uri, request_method, args, request_length, bytes_sent,
-      upstream_addr, route_id, service_id, remote_addr;
-  FullLogVars() {
-    auto v = [](std::string_view name) { return CompileVar(name).value(); };
-    scheme = v("scheme");
-    host = v("host");
-    server_port = v("server_port");
-    request_uri = v("request_uri");
-    request_method = v("request_method");
-    args = v("args");
-    request_length = v("request_length");
-    bytes_sent = v("bytes_sent");
-    upstream_addr = v("upstream_addr");
-    route_id = v("route_id");
-    service_id = v("service_id");
-    remote_addr = v("remote_addr");
-  }
-};
-
-const FullLogVars& Vars() {
-  static const FullLogVars vars;
-  return vars;
-}
-
 std::string_view Or(std::optional<std::string_view> v, std::string_view fallback = {}) {
   return v ? *v : fallback;
 }
@@ -81,7 +55,7 @@ void Key(std::string* out, bool* first, std::string_view key) {
 
 // ngx.req.get_uri_args(): decoded names; "a" -> true, "a=" -> ""; repeats -> arrays. At most
 // 100 arguments, as OpenResty's default.
-void WriteQueryArgs(std::string* out, std::string_view query) {
+void WriteQueryArgs(std::string* out, std::string_view query, EntryScratch* scratch) {
   constexpr size_t kMax = 100;
   std::array<std::string_view, kMax> pairs;
   size_t n = 0;
@@ -92,7 +66,9 @@ void WriteQueryArgs(std::string* out, std::string_view query) {
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
   }
-  thread_local std::string key, other, value;
+  std::string& key = scratch->key;
+  std::string& other = scratch->other;
+  std::string& value = scratch->value;
   auto raw_key = [](std::string_view pair) { return pair.substr(0, pair.find('=')); };
   auto write_value = [&](std::string_view pair) {
     size_t eq = pair.find('=');
@@ -227,7 +203,7 @@ void WriteFormat(std::string* out, bool* first, PluginContext& ctx,
 
 void WriteCustom(PluginContext& ctx, const Config& config, const CollectedBodies& bodies,
                  std::string* out) {
-  const FullLogVars& vars = Vars();
+  const EntryVars& vars = config.vars;
   std::optional<std::string_view> route_id = ctx.Get(vars.route_id);
   out->push_back('{');
   bool first = true;
@@ -245,15 +221,15 @@ void WriteCustom(PluginContext& ctx, const Config& config, const CollectedBodies
 }
 
 void WriteFull(PluginContext& ctx, const Config& config, const CollectedBodies& bodies,
-               std::string* out) {
-  const FullLogVars& vars = Vars();
+               EntryScratch* scratch, std::string* out) {
+  const EntryVars& vars = config.vars;
   std::optional<std::string_view> route_id = ctx.Get(vars.route_id);
   RequestTiming timing = ctx.timing();
 
   out->append("{\"request\":{\"url\":");
   {
     // scheme://host:server_port + request_uri, built in a reused buffer.
-    thread_local std::string url;
+    std::string& url = scratch->url;
     url.assign(Or(ctx.Get(vars.scheme), "http"));
     url.append("://");
     url.append(Or(ctx.Get(vars.host)));
@@ -269,7 +245,7 @@ void WriteFull(PluginContext& ctx, const Config& config, const CollectedBodies& 
   out->append(",\"headers\":");
   WriteHeaders(out, ctx, &PluginContext::VisitRequestHeaders);
   out->append(",\"querystring\":");
-  WriteQueryArgs(out, Or(ctx.Get(vars.args)));
+  WriteQueryArgs(out, Or(ctx.Get(vars.args)), scratch);
   if (std::optional<std::string_view> size = ctx.Get(vars.request_length)) {
     out->append(",\"size\":");
     AppendNumberOrString(out, *size);
@@ -291,10 +267,7 @@ void WriteFull(PluginContext& ctx, const Config& config, const CollectedBodies& 
     AppendJsonString(out, *bodies.response);
   }
   out->append("},\"server\":{\"hostname\":");
-  {
-    static const VarRef hostname = CompileVar("hostname").value();
-    AppendJsonString(out, Or(ctx.Get(hostname)));
-  }
+  AppendJsonString(out, Or(ctx.Get(vars.hostname)));
   out->append(",\"version\":");
   AppendJsonString(out, TURNPIKE_VERSION);
   out->push_back('}');
@@ -350,12 +323,18 @@ void AppendJsonString(std::string* out, std::string_view s) {
 }
 
 void FormatEntry(PluginContext& ctx, const Config& config, const CollectedBodies& bodies,
-                 std::string* out) {
+                 EntryScratch* scratch, std::string* out) {
   if (config.log_format) {
     WriteCustom(ctx, config, bodies, out);
   } else {
-    WriteFull(ctx, config, bodies, out);
+    WriteFull(ctx, config, bodies, scratch, out);
   }
+}
+
+void FormatEntry(PluginContext& ctx, const Config& config, const CollectedBodies& bodies,
+                 std::string* out) {
+  EntryScratch scratch;
+  FormatEntry(ctx, config, bodies, &scratch, out);
 }
 
 }  // namespace turnpike::plugins::file_logger

@@ -2,9 +2,9 @@
 // get_log_entry): a custom log_format, or the full default entry.
 //
 // Worker thread, log phase. Written straight into `out` (no JSON tree, no allocation once
-// `out` and the context's buffers are warm). Strings are escaped like lua-cjson as APISIX
-// configures it: '"', '\\' and control characters; '/' and bytes >= 0x80 go through as they
-// are.
+// `out`, the scratch buffers and the context's buffers are warm). Strings are escaped like
+// lua-cjson as APISIX configures it: '"', '\\' and control characters; '/' and bytes >= 0x80 go
+// through as they are.
 #pragma once
 
 #include <optional>
@@ -25,7 +25,17 @@ struct CollectedBodies {
   std::optional<std::string_view> response;
 };
 
-// The entry for `ctx` under `config`.
+// Buffers FormatEntry() reuses from one entry to the next (file-logger keeps them in its
+// worker state), so that formatting allocates nothing once they are warm.
+struct EntryScratch {
+  std::string url;                // the default entry's request.url
+  std::string key, other, value;  // query arguments, unescaped
+};
+
+// The entry for `ctx` under `config`, appended to `out`.
+void FormatEntry(PluginContext& ctx, const Config& config, const CollectedBodies& bodies,
+                 EntryScratch* scratch, std::string* out);
+// Tests and tools: the same with scratch buffers of its own (allocated per call).
 void FormatEntry(PluginContext& ctx, const Config& config, const CollectedBodies& bodies,
                  std::string* out);
 

@@ -1,7 +1,5 @@
 #include "plugins/file_logger/file_logger.h"
 
-#include "plugins/file_logger/entry.h"
-
 namespace turnpike::plugins::file_logger {
 
 FileLoggerPlugin::FileLoggerPlugin(Config config, std::shared_ptr<LogFile> file)
@@ -54,10 +52,10 @@ void FileLoggerPlugin::Log(PluginContext& ctx) const {
     }
   }
   // Formatted on the worker into its buffer, reused by every request of the worker.
-  std::string& line = ctx.worker_state<LogLine>(*this).text;
-  line.clear();
-  FormatEntry(ctx, config_, bodies, &line);
-  file_->Append(line);
+  LogLine& worker = ctx.worker_state<LogLine>(*this);
+  worker.text.clear();
+  FormatEntry(ctx, config_, bodies, &worker.scratch, &worker.text);
+  file_->Append(worker.text);
 }
 
 FileLoggerFactory::FileLoggerFactory(std::shared_ptr<LogFiles> log_files)

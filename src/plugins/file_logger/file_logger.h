@@ -10,6 +10,7 @@
 #include <string>
 
 #include "plugins/file_logger/config.h"
+#include "plugins/file_logger/entry.h"
 #include "turnpike/log_file.h"
 #include "turnpike/plugin.h"
 #include "turnpike/typed_factory.h"
@@ -31,9 +32,11 @@ struct CollectedResponse {
   }
 };
 
-// Per worker: the buffer log lines are formatted into (its capacity serves every request).
+// Per worker: the buffer log lines are formatted into and the formatter's scratch buffers
+// (their capacity serves every request).
 struct LogLine final : WorkerState {
   std::string text;
+  EntryScratch scratch;
 };
 
 class FileLoggerPlugin final : public Plugin {

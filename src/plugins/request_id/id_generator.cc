@@ -61,10 +61,7 @@ FastRandom::FastRandom(uint64_t seed) {
   for (uint64_t& s : s_) s = SplitMix64(&seed);
 }
 
-FastRandom& FastRandom::ForThisThread() {
-  thread_local FastRandom rng(OsSeed());
-  return rng;
-}
+FastRandom FastRandom::FromOs() { return FastRandom(OsSeed()); }
 
 uint64_t FastRandom::Next() {
   // xoshiro256** (Blackman & Vigna).

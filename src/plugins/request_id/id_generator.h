@@ -3,9 +3,9 @@
 // a configured set) and KSUID (27 base62 characters).
 //
 // Worker, hot path: each generator writes into a caller-provided buffer and never allocates.
-// Randomness comes from a per-thread xoshiro256** generator seeded from the OS (getrandom)
-// on the thread's first use: fast and unpredictable enough for correlation ids, and no lock
-// or syscall per id. Not for secrets.
+// Randomness comes from a xoshiro256** generator the caller keeps (request-id keeps one per
+// worker in its worker state), seeded from the OS (getrandom): fast and unpredictable enough
+// for correlation ids, and no lock or syscall per id. Not for secrets.
 #pragma once
 
 #include <cstddef>
@@ -18,10 +18,12 @@ inline constexpr size_t kUuidLength = 36;
 inline constexpr size_t kNanoidLength = 21;
 inline constexpr size_t kKsuidLength = 27;
 
-// Worker. The calling thread's generator (seeded on first use).
+// Not thread-safe: one per thread that draws from it.
 class FastRandom {
  public:
-  static FastRandom& ForThisThread();
+  // Seeded from the OS (a getrandom call; the time and thread id when it has no entropy
+  // yet, very early at boot).
+  static FastRandom FromOs();
   // Seeded explicitly (tests and benchmarks).
   explicit FastRandom(uint64_t seed);
   uint64_t Next();

@@ -2,8 +2,6 @@
 
 #include <chrono>
 
-#include "plugins/request_id/id_generator.h"
-
 namespace turnpike::plugins::request_id {
 namespace {
 
@@ -24,8 +22,17 @@ RequestIdPlugin::RequestIdPlugin(Config config) : config_(std::move(config)) {
   }
 }
 
+std::unique_ptr<WorkerState> RequestIdPlugin::CreateWorkerState(
+    const WorkerEnvironment& /*env*/) const {
+  return std::make_unique<RequestIdWorker>();
+}
+
 void RequestIdPlugin::Generate(std::string* out) const {
-  FastRandom& rng = FastRandom::ForThisThread();
+  FastRandom rng = FastRandom::FromOs();
+  Generate(rng, out);
+}
+
+void RequestIdPlugin::Generate(FastRandom& rng, std::string* out) const {
   switch (config_.algorithm) {
     case Algorithm::kUuid:
       out->resize(kUuidLength);
@@ -57,7 +64,7 @@ PhaseResult RequestIdPlugin::Rewrite(PluginContext& ctx) const {
     id.assign(*sent);  // kept for the response; the request goes upstream unchanged
     return PhaseResult::kContinue;
   }
-  Generate(&id);
+  Generate(ctx.worker_state<RequestIdWorker>(*this).rng, &id);
   ctx.SetRequestHeader(config_.header_name, id);
   return PhaseResult::kContinue;
 }

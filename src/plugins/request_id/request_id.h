@@ -6,13 +6,15 @@
 // already has a non-empty header of that name.
 //
 // Per request the id lives in the request's RequestIdState (its buffer is reused by the
-// next request), so neither phase allocates once warm.
+// next request), so neither phase allocates once warm. Per worker the instance keeps its
+// random generator (RequestIdWorker), seeded from the OS when the worker creates it.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "plugins/request_id/config.h"
+#include "plugins/request_id/id_generator.h"
 #include "turnpike/plugin.h"
 #include "turnpike/typed_factory.h"
 
@@ -24,6 +26,11 @@ struct RequestIdState {
   void Clear() { id.clear(); }
 };
 
+// Per worker: the generator ids are drawn from.
+struct RequestIdWorker final : WorkerState {
+  FastRandom rng = FastRandom::FromOs();
+};
+
 class RequestIdPlugin final : public Plugin {
  public:
   explicit RequestIdPlugin(Config config);
@@ -32,8 +39,12 @@ class RequestIdPlugin final : public Plugin {
   }
   PhaseResult Rewrite(PluginContext& ctx) const override;
   void HeaderFilter(PluginContext& ctx) const override;
+  bool has_worker_state() const override { return true; }
+  std::unique_ptr<WorkerState> CreateWorkerState(const WorkerEnvironment& env) const override;
 
-  // Worker. Replaces `out` with a new id of the configured algorithm.
+  // Worker. Replaces `out` with a new id of the configured algorithm, drawn from `rng`.
+  void Generate(FastRandom& rng, std::string* out) const;
+  // Tests and tools: the same from a generator of its own, seeded from the OS on every call.
   void Generate(std::string* out) const;
 
  private:

@@ -1,5 +1,7 @@
 #include "plugins/response_rewrite/response_rewrite.h"
 
+#include <algorithm>
+
 #include "turnpike/strings.h"
 
 namespace turnpike::plugins::response_rewrite {
@@ -13,6 +15,14 @@ std::string_view Resolve(const HeaderOp& op, PluginContext& ctx, std::string* bu
 }
 
 }  // namespace
+
+std::unique_ptr<WorkerState> ResponseRewritePlugin::CreateWorkerState(
+    const WorkerEnvironment& /*env*/) const {
+  // Sized for the filter with the most groups: no request makes it grow.
+  uint32_t pairs = 0;
+  for (const Substitution& f : config_.filters) pairs = std::max(pairs, f.pairs());
+  return std::make_unique<FilterWorker>(pairs);
+}
 
 void ResponseRewritePlugin::HeaderFilter(PluginContext& ctx) const {
   if (config_.vars && !config_.vars->Eval(ctx)) return;
@@ -45,12 +55,13 @@ void ResponseRewritePlugin::BodyFilter(PluginContext& ctx, BodyPiece& piece) con
     return;
   }
   // filters: hold the body back until the last piece (or max_resp_body_size bytes).
+  MatchBlock* match = &ctx.worker_state<FilterWorker>(*this).match;
   std::string* body = &state.held;
   size_t room = config_.max_resp_body_size - std::min(body->size(), config_.max_resp_body_size);
   if (piece.data.size() < room || (piece.last && piece.data.size() <= room)) {
     body->append(piece.data);
     if (piece.last) {
-      RunFilters(body, piece);
+      RunFilters(match, body, piece);
     } else {
       piece.data = {};
     }
@@ -61,18 +72,19 @@ void ResponseRewritePlugin::BodyFilter(PluginContext& ctx, BodyPiece& piece) con
   // The rest is copied aside first: piece.data may view piece.out, which RunFilters reuses.
   state.rest.assign(piece.data.substr(room));
   body->append(piece.data.substr(0, room));
-  RunFilters(body, piece);
+  RunFilters(match, body, piece);
   piece.out->append(state.rest);
   piece.data = *piece.out;
   state.rewrite_body = false;  // what follows passes through
 }
 
-void ResponseRewritePlugin::RunFilters(std::string* body, BodyPiece& piece) const {
+void ResponseRewritePlugin::RunFilters(MatchBlock* match, std::string* body,
+                                       BodyPiece& piece) const {
   // Each filter reads one buffer and writes the other; the result ends in piece.out.
   std::string* in = body;
   std::string* out = piece.out;
   for (const Substitution& s : config_.filters) {
-    s.Apply(*in, out);
+    s.Apply(*in, match, out);
     std::swap(in, out);
   }
   if (in != piece.out) piece.out->swap(*in);

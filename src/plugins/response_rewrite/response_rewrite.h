@@ -6,7 +6,8 @@
 // kept in the request's ResponseRewriteState for body_filter.
 // body_filter (matched requests only): `body` replaces the body with the first piece and ends
 // it; `filters` hold the pieces back (up to max_resp_body_size) and run the substitutions on
-// the whole body with the last piece.
+// the whole body with the last piece, matching with the worker's MatchBlock (the instance's
+// worker state, when it has filters).
 //
 // Filters need the plain body: a response with a Content-Encoding other than identity passes
 // through unfiltered and keeps its Content-Encoding (APISIX inflates gzip and brotli bodies
@@ -39,6 +40,12 @@ struct ResponseRewriteState {
   }
 };
 
+// Per worker, for `filters`: the PCRE2 match data every request of the worker reuses.
+struct FilterWorker final : WorkerState {
+  explicit FilterWorker(uint32_t pairs) : match(pairs) {}
+  MatchBlock match;
+};
+
 class ResponseRewritePlugin final : public Plugin {
  public:
   explicit ResponseRewritePlugin(Config config) : config_(std::move(config)) {}
@@ -48,9 +55,11 @@ class ResponseRewritePlugin final : public Plugin {
   }
   void HeaderFilter(PluginContext& ctx) const override;
   void BodyFilter(PluginContext& ctx, BodyPiece& piece) const override;
+  bool has_worker_state() const override { return !config_.filters.empty(); }
+  std::unique_ptr<WorkerState> CreateWorkerState(const WorkerEnvironment& env) const override;
 
  private:
-  void RunFilters(std::string* body, BodyPiece& piece) const;
+  void RunFilters(MatchBlock* match, std::string* body, BodyPiece& piece) const;
 
   Config config_;
 };

@@ -6,30 +6,6 @@
 namespace turnpike::plugins::response_rewrite {
 namespace {
 
-// One match block per thread, grown (rarely) to the most capture groups seen, so Apply()
-// allocates nothing once warm. Freed at thread exit.
-class ThreadMatchData {
- public:
-  ~ThreadMatchData() {
-    if (data_ != nullptr) pcre2_match_data_free(data_);
-  }
-  pcre2_match_data* Get(uint32_t pairs) {
-    if (data_ == nullptr || pcre2_get_ovector_count(data_) < pairs) {
-      if (data_ != nullptr) pcre2_match_data_free(data_);
-      data_ = pcre2_match_data_create(pairs < 16 ? 16 : pairs, nullptr);
-    }
-    return data_;
-  }
-
- private:
-  pcre2_match_data* data_ = nullptr;
-};
-
-pcre2_match_data* MatchData(uint32_t pairs) {
-  thread_local ThreadMatchData data;
-  return data.Get(pairs);
-}
-
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Length of the UTF-8 sequence starting with byte `c` (1 for invalid bytes).
@@ -41,6 +17,23 @@ size_t Utf8Length(unsigned char c) {
 }
 
 }  // namespace
+
+MatchBlock::MatchBlock(uint32_t pairs) {
+  if (pairs > 0) Get(pairs);
+}
+
+MatchBlock::~MatchBlock() {
+  if (data_ != nullptr) pcre2_match_data_free(data_);
+}
+
+pcre2_match_data* MatchBlock::Get(uint32_t pairs) {
+  if (data_ == nullptr || pcre2_get_ovector_count(data_) < pairs) {
+    if (data_ != nullptr) pcre2_match_data_free(data_);
+    // At least 16 pairs, so that most patterns never make it grow.
+    data_ = pcre2_match_data_create(pairs < 16 ? 16 : pairs, nullptr);
+  }
+  return data_;
+}
 
 void Substitution::CodeDeleter::operator()(pcre2_real_code_8* code) const { pcre2_code_free(code); }
 
@@ -60,7 +53,8 @@ StatusOr<Substitution> Substitution::Compile(std::string_view pattern, std::stri
       case 'J': flags |= PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF; break;
       case 'j':
       case 'o':
-      case 'd': break;
+      case 'd':
+        break;
       default:
         return Status::Error("unknown flag \"" + std::string(1, c) + "\" (flags \"" +
                              std::string(options) + "\")");
@@ -131,10 +125,15 @@ StatusOr<Substitution> Substitution::Compile(std::string_view pattern, std::stri
 }
 
 size_t Substitution::Apply(std::string_view in, std::string* out) const {
+  MatchBlock block(pairs_);
+  return Apply(in, &block, out);
+}
+
+size_t Substitution::Apply(std::string_view in, MatchBlock* block, std::string* out) const {
   out->clear();
   // PCRE2 rejects a null subject even when empty; an empty view may have one.
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(in.data() != nullptr ? in.data() : "");
-  pcre2_match_data* md = MatchData(pairs_);
+  pcre2_match_data* md = block->Get(pairs_);
   const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
   size_t pos = 0;     // where the next search starts
   size_t copied = 0;  // bytes of `in` already in `out`
@@ -148,12 +147,12 @@ size_t Substitution::Apply(std::string_view in, std::string* out) const {
     if (jit_ && (!check_utf_ || validated)) {
       rc = pcre2_jit_match(code_.get(), subject, in.size(), pos, 0, md, nullptr);
     } else {
-      rc = pcre2_match(code_.get(), subject, in.size(), pos, validated ? PCRE2_NO_UTF_CHECK : 0,
-                       md, nullptr);
+      rc = pcre2_match(code_.get(), subject, in.size(), pos, validated ? PCRE2_NO_UTF_CHECK : 0, md,
+                       nullptr);
       validated = check_utf_;
     }
     if (rc < 0) break;  // no (more) matches, invalid UTF-8, or a PCRE2 limit
-    // Pairs past rc are stale (from earlier matches of any pattern on this thread).
+    // Pairs past rc are stale (from earlier matches of any pattern with this block).
     const uint32_t set_pairs = static_cast<uint32_t>(rc);
     size_t from = ov[0];
     size_t to = ov[1];

@@ -14,19 +14,46 @@
 // did not take part or does not exist), $$ is a literal '$'; any other '$' is an error at
 // load (nginx rejects it at the first substitution).
 //
-// Compiled on the control thread; Apply() may then run on any number of threads at once.
+// Compiled on the control thread; Apply() may then run on any number of threads at once, each
+// with a MatchBlock of its own.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "turnpike/status.h"
 
 struct pcre2_real_code_8;
+struct pcre2_real_match_data_8;
 
 namespace turnpike::plugins::response_rewrite {
+
+// The PCRE2 match data Apply() fills, kept by the caller between calls (response-rewrite
+// keeps one per worker in its worker state) so that matching allocates nothing once warm.
+// Grows to the most capture groups asked for. Not thread-safe; movable.
+class MatchBlock {
+ public:
+  // Room for `pairs` ovector pairs (capture groups + 1), allocated now.
+  explicit MatchBlock(uint32_t pairs = 0);
+  MatchBlock(MatchBlock&& o) noexcept : data_(std::exchange(o.data_, nullptr)) {}
+  MatchBlock& operator=(MatchBlock&& o) noexcept {
+    std::swap(data_, o.data_);
+    return *this;
+  }
+  MatchBlock(const MatchBlock&) = delete;
+  MatchBlock& operator=(const MatchBlock&) = delete;
+  ~MatchBlock();
+
+  // At least `pairs` ovector pairs; reallocated only when it has fewer.
+  pcre2_real_match_data_8* Get(uint32_t pairs);
+
+ private:
+  pcre2_real_match_data_8* data_ = nullptr;
+};
 
 class Substitution {
  public:
@@ -37,10 +64,15 @@ class Substitution {
                                         std::string_view options, bool global);
 
   // Worker, hot path. Writes `in` with the substitution applied to `out` (cleared first;
-  // must not alias `in`). Returns the number of matches replaced. No allocation beyond the
-  // growth of `out` and one per-thread match block that grows to the largest pattern seen.
+  // must not alias `in`), matching with `block`. Returns the number of matches replaced. No
+  // allocation beyond the growth of `out` and of `block` (to pairs(), once).
   // A match that fails on a PCRE2 limit ends the substitution there (the rest is copied).
+  size_t Apply(std::string_view in, MatchBlock* block, std::string* out) const;
+  // Tests and tools: the same with a match block of its own (allocated per call).
   size_t Apply(std::string_view in, std::string* out) const;
+
+  // The ovector pairs a match needs: capture groups + 1.
+  uint32_t pairs() const { return pairs_; }
 
   bool jit() const { return jit_; }
 

@@ -299,5 +299,53 @@ TEST_F(LimitCountRedisTest, ASlowRedisTimesOutAndAClientThatLeavesIsForgotten) {
   EXPECT_TRUE(gw_.process()->Running());
 }
 
+// policy: redis-sentinel: the master a real sentinel names, and the new one after a failover.
+TEST_F(LimitCountRedisTest, SentinelNamesTheMasterAndAFailoverMovesIt) {
+  testing::RedisServer replica;
+  ASSERT_TRUE(replica.Start({"--replicaof", "127.0.0.1", std::to_string(redis_.port())}))
+      << replica.error();
+  testing::RedisServer sentinel;
+  ASSERT_TRUE(sentinel.StartSentinel(redis_.port(), "mymaster")) << sentinel.error();
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(R"(
+routes:
+  - id: s1
+    uri: /hello
+    upstream: {A}
+    plugins:
+      limit-count:
+        count: 100
+        time_window: 60
+        key_type: constant
+        key: all
+        policy: redis-sentinel
+        redis_sentinels: [{host: 127.0.0.1, port: )" +
+                                                   std::to_string(sentinel.port()) + R"(}]
+        redis_master_name: mymaster
+        redis_read_timeout: 300
+#END
+)")));
+  for (int i = 1; i <= 3; ++i) {
+    HttpResponse r = Send("/hello");
+    ASSERT_EQ(r.status, 200) << r.DebugString();
+    EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(100 - i));
+  }
+  std::string key = redis_.Command({"KEYS", "plugin-limit-count:v1:*"});
+  EXPECT_EQ(redis_.Command({"GET", key}), "3");  // on the master
+  // The master dies; the sentinel promotes the replica (which has the count).
+  redis_.Kill();
+  bool promoted =
+      PollUntil([&] { return replica.Command({"ROLE"}).rfind("master", 0) == 0; }, seconds(20));
+  ASSERT_TRUE(promoted) << replica.Command({"ROLE"});
+  auto served = [&] {
+    for (int i = 0; i < 4; ++i) {
+      if (Send("/hello").status != 200) return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(PollUntil(served, seconds(15)));
+  int count = std::stoi(replica.Command({"GET", key}));
+  EXPECT_GT(count, 3);  // counting went on, on the new master
+}
+
 }  // namespace
 }  // namespace turnpike::itest

@@ -80,6 +80,18 @@ TEST_F(LimitCountTest, ValidatesLikeApisix) {
   EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "show_limit_quota_header": 1})"),
             "property \"show_limit_quota_header\" validation failed: wrong type: expected "
             "boolean, got number");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-sentinel",
+                      "redis_master_name": "m"})"),
+            "then clause did not match: property \"redis_sentinels\" is required");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-sentinel",
+                      "redis_master_name": "m", "redis_sentinels": [{"host": "h"}]})"),
+            "property \"redis_sentinels\" validation failed: failed to validate item 1: "
+            "property \"port\" is required");
+  EXPECT_NE(Error(R"({"count": 1, "time_window": 60, "policy": "redis-sentinel",
+                      "redis_master_name": "m", "redis_role": "slave",
+                      "redis_sentinels": [{"host": "h", "port": 26379}]})")
+                .find("\"slave\" is not supported"),
+            std::string::npos);
   EXPECT_NE(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster"})")
                 .find("not supported yet"),
             std::string::npos);

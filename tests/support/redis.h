@@ -18,8 +18,11 @@ class RedisServer {
   ~RedisServer();
 
   // Starts redis-server (again, after Kill()) and waits until it answers PING. False with
-  // error() when it could not.
-  bool Start();
+  // error() when it could not. `extra` goes on the command line ("--replicaof", ...).
+  bool Start(const std::vector<std::string>& extra = {});
+  // Starts a sentinel instead, monitoring `name` at 127.0.0.1:`master_port` with a quorum of
+  // one and quick failure detection (down after 500 ms).
+  bool StartSentinel(int master_port, const std::string& name);
   // SIGKILL: a crash, as far as clients can tell.
   void Kill();
   // SIGSTOP / SIGCONT: a server that accepts bytes but answers nothing.
@@ -35,8 +38,11 @@ class RedisServer {
   static bool Available();
 
  private:
+  bool Launch(const std::vector<std::string>& args);
+
   int port_ = 0;
   std::string error_;
+  std::string sentinel_conf_;  // removed with the object
   std::unique_ptr<Process> process_;
 };
 

@@ -132,6 +132,75 @@ Status ReadRedis(const nlohmann::json& conf, RedisConfig* r) {
   return Status::Ok();
 }
 
+Status ReadSentinel(const nlohmann::json& conf, RedisConfig* r) {
+  for (const char* required : {"redis_sentinels", "redis_master_name"}) {
+    if (!conf.contains(required)) {
+      return Status::Error("then clause did not match: property \"" + std::string(required) +
+                           "\" is required");
+    }
+  }
+  const nlohmann::json& list = conf["redis_sentinels"];
+  if (!list.is_array())
+    return schema::Property("redis_sentinels", schema::WrongType("array", list));
+  if (list.empty()) {
+    return schema::Property("redis_sentinels", "expect array to have at least 1 items");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& item = list[i];
+    auto fail = [&](std::string_view inner) {
+      return schema::Property(
+          "redis_sentinels",
+          "failed to validate item " + std::to_string(i + 1) + ": " + std::string(inner));
+    };
+    if (!item.is_object()) return fail(schema::WrongType("object", item));
+    RedisConfig::Address a;
+    if (!item.contains("host")) return fail("property \"host\" is required");
+    if (!item.contains("port")) return fail("property \"port\" is required");
+    if (std::string e = schema::CheckString(item["host"], 1); !e.empty()) {
+      return fail(schema::PropertyText("host", e));
+    }
+    if (std::string e = schema::CheckInteger(item["port"], 1, 65535); !e.empty()) {
+      return fail(schema::PropertyText("port", e));
+    }
+    a.host = item["host"].get<std::string>();
+    a.port = static_cast<int>(item["port"].get<double>());
+    r->sentinels.push_back(std::move(a));
+  }
+  if (Status s = ReadString(conf, "redis_master_name", 1, &r->master_name); !s.ok()) return s;
+  std::string role = "master";
+  if (Status s = ReadString(conf, "redis_role", 1, &role); !s.ok()) return s;
+  if (role != "master" && role != "slave") {
+    return schema::Property("redis_role", "matches none of the enum values");
+  }
+  if (role == "slave") {
+    // A replica refuses the script's writes; APISIX's connector would pick one anyway.
+    return schema::Property("redis_role", "\"slave\" is not supported (counters need writes)");
+  }
+  r->keepalive_timeout_ms = 60000;
+  if (Status s = ReadInt(conf, "redis_connect_timeout", 1, INT32_MAX, &r->connect_timeout_ms);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = ReadInt(conf, "redis_read_timeout", 1, INT32_MAX, &r->timeout_ms); !s.ok()) {
+    return s;
+  }
+  if (Status s =
+          ReadInt(conf, "redis_keepalive_timeout", 1000, INT32_MAX, &r->keepalive_timeout_ms);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = ReadInt(conf, "redis_database", 0, INT32_MAX, &r->database); !s.ok()) return s;
+  if (Status s = ReadString(conf, "redis_username", 1, &r->username); !s.ok()) return s;
+  if (Status s = ReadString(conf, "redis_password", 0, &r->password); !s.ok()) return s;
+  if (Status s = ReadString(conf, "sentinel_username", 1, &r->sentinel_username); !s.ok()) {
+    return s;
+  }
+  if (Status s = ReadString(conf, "sentinel_password", 0, &r->sentinel_password); !s.ok()) {
+    return s;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 uint32_t Crc32(std::string_view data) {
@@ -248,10 +317,17 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
                                 "\"sliding\" with policy redis is not supported yet");
       }
       break;
-    case Policy::kRedisCluster:
     case Policy::kRedisSentinel:
+      if (Status s = ReadSentinel(conf, &c.redis); !s.ok()) return s;
+      if (c.window_type == WindowType::kSliding) {
+        return schema::Property("window_type",
+                                "\"sliding\" with policy redis-sentinel is not supported yet");
+      }
+      break;
+    case Policy::kRedisCluster:
       return schema::Property("policy", "\"" + conf["policy"].get<std::string>() +
-                                            "\" is not supported yet (local and redis are)");
+                                            "\" is not supported yet (local, redis and "
+                                            "redis-sentinel are)");
   }
 
   // The quota headers: plugin_metadata may rename them.

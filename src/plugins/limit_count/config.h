@@ -9,13 +9,15 @@
 //     key: remote_addr            # a variable name, a template, or a literal
 //     rejected_code: 503          # 200..599
 //     rejected_msg: "..."         # body {"error_msg": "..."}
-//     policy: local               # local | redis (redis-cluster, redis-sentinel: not yet)
+//     policy: local               # local | redis | redis-sentinel (redis-cluster: not yet)
 //     allow_degradation: false    # a failing store lets requests through
 //     show_limit_quota_header: true
 //     group: "g1"                 # one counter for every route with this group
 //     rules: [{count, time_window, key, header_prefix}]  # instead of count/time_window
 //     redis_host, redis_port, redis_username, redis_password, redis_database,
 //     redis_timeout (ms), redis_keepalive_timeout, redis_keepalive_pool
+//     redis_sentinels: [{host, port}], redis_master_name, redis_role (master),
+//     redis_connect_timeout, redis_read_timeout, sentinel_username, sentinel_password
 //
 // Everything is parsed and compiled here, at load: templates into pieces, the counter
 // identity prefix, the header names (from plugin_metadata), the rejection body.
@@ -64,9 +66,21 @@ struct RedisConfig {
   std::string username;
   std::string password;
   int database = 0;
-  int timeout_ms = 1000;
+  int timeout_ms = 1000;  // per call (redis-sentinel: redis_read_timeout)
   int keepalive_timeout_ms = 10000;
   int keepalive_pool = 100;
+  // redis-sentinel: the master's address comes from the first sentinel that answers
+  // `SENTINEL get-master-addr-by-name`, asked again after the master connection fails (a
+  // failover moves it).
+  struct Address {
+    std::string host;
+    int port = 0;
+  };
+  std::vector<Address> sentinels;
+  std::string master_name;
+  std::string sentinel_username;
+  std::string sentinel_password;
+  int connect_timeout_ms = 1000;  // a sentinel's answer
 };
 
 struct Config {

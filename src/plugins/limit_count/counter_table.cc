@@ -78,7 +78,6 @@ CounterTable::CounterTable(size_t capacity) {
 
 CounterTable::~CounterTable() { munmap(slots_, bytes_); }
 
-
 CounterTable::Slot* CounterTable::Find(size_t shard, CounterKey key, int64_t now_ms, bool* fresh) {
   Slot* base = slots_ + shard * slots_per_shard_;
   const size_t mask = slots_per_shard_ - 1;

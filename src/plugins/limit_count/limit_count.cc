@@ -156,7 +156,7 @@ std::unique_ptr<WorkerState> LimitCountPlugin::CreateWorkerState(
 
 PhaseResult LimitCountPlugin::Access(PluginContext& ctx) const {
   Scratch& scratch = ctx.RequestState<Scratch>(this);
-  if (config_.policy == Policy::kRedis) {
+  if (config_.policy != Policy::kLocal) {
     scratch.applied = false;
     return RedisNext(ctx, scratch, 0, nullptr);
   }
@@ -317,7 +317,7 @@ StatusOr<PluginConstSharedPtr> LimitCountFactory::MakePlugin(Config config,
                                                              FactoryContext& ctx) const {
   std::shared_ptr<CounterTable> table;
   std::shared_ptr<RedisLinks> links;
-  if (config.policy == Policy::kRedis) {
+  if (config.policy != Policy::kLocal) {
     std::lock_guard<std::mutex> lock(mu_);
     if (links_ == nullptr) links_ = std::make_shared<RedisLinks>(ctx.worker_count());
     links = links_;

@@ -30,7 +30,7 @@ class LimitCountPlugin final : public Plugin {
                    std::shared_ptr<RedisLinks> links, Clock& clock);
   uint32_t phases() const override { return kPhaseAccess; }
   PhaseResult Access(PluginContext& ctx) const override;
-  bool has_worker_state() const override { return config_.policy == Policy::kRedis; }
+  bool has_worker_state() const override { return config_.policy != Policy::kLocal; }
   std::unique_ptr<WorkerState> CreateWorkerState(const WorkerEnvironment& env) const override;
 
   const Config& config() const { return config_; }

@@ -70,46 +70,69 @@ RedisLink::Pending RedisLink::Pop() {
 }
 
 void RedisLink::ArmTimer() {
-  if (count_ == 0) {
+  int64_t due = INT64_MAX;
+  if (count_ > 0) due = ring_[head_].deadline_ms;
+  if (sentinel_ != nullptr) due = std::min(due, sentinel_deadline_ms_);
+  if (due == INT64_MAX) {
     uv_timer_stop(timer_);
     return;
   }
   int64_t now = static_cast<int64_t>(uv_now(loop_));
-  int64_t wait = std::max<int64_t>(0, ring_[head_].deadline_ms - now);
-  uv_timer_start(timer_, OnTimer, static_cast<uint64_t>(wait), 0);
+  uv_timer_start(timer_, OnTimer, static_cast<uint64_t>(std::max<int64_t>(0, due - now)), 0);
 }
 
 void RedisLink::OnTimer(uv_timer_t* t) {
   auto* self = static_cast<RedisLink*>(t->data);
-  if (self == nullptr || self->count_ == 0) return;
-  if (self->ring_[self->head_].deadline_ms > static_cast<int64_t>(uv_now(self->loop_))) {
-    self->ArmTimer();
+  if (self == nullptr) return;
+  int64_t now = static_cast<int64_t>(uv_now(self->loop_));
+  if (self->sentinel_ != nullptr && self->sentinel_deadline_ms_ <= now) {
+    self->DropSentinel();
+    self->AskSentinel();  // the next one, or give up for this round
+    if (self->sentinel_ == nullptr && self->ctx_ == nullptr) return;
+  }
+  if (self->count_ > 0 && self->ring_[self->head_].deadline_ms <= now) {
+    // An answer is late: the connection is not trusted any more (the answers after it would
+    // be matched to the wrong calls if it came), so it goes, and every call in flight fails.
+    self->Reset("timeout");
     return;
   }
-  // An answer is late: the connection is not trusted any more (the answers after it would be
-  // matched to the wrong calls if it came), so it goes, and every call in flight fails.
-  self->Reset("timeout");
+  self->ArmTimer();
 }
 
 // ---------------------------------------------------------------- connection
 
-bool RedisLink::EnsureConnected() {
-  if (ctx_ != nullptr) return true;
+RedisLink::Readiness RedisLink::EnsureConnected() {
+  if (ctx_ != nullptr) return Readiness::kReady;
+  if (sentinel_ != nullptr) return Readiness::kWaiting;  // asking for the master
   int64_t now = static_cast<int64_t>(uv_now(loop_));
-  if (now < retry_at_ms_) return false;
-  redisAsyncContext* c = redisAsyncConnect(config_.host.c_str(), config_.port);
-  if (c == nullptr) return false;
-  if (c->err != 0 || redisLibuvAttach(c, loop_) != REDIS_OK) {
-    redisAsyncFree(c);
+  if (now < retry_at_ms_) return Readiness::kDown;
+  if (!config_.sentinels.empty()) {
+    sentinels_asked_ = 0;
+    AskSentinel();
+    if (ctx_ != nullptr) return Readiness::kReady;
+    return sentinel_ != nullptr ? Readiness::kWaiting : Readiness::kDown;
+  }
+  ConnectTo(config_.host, config_.port);
+  return ctx_ != nullptr ? Readiness::kReady : Readiness::kDown;
+}
+
+void RedisLink::ConnectTo(const std::string& host, int port) {
+  int64_t now = static_cast<int64_t>(uv_now(loop_));
+  redisAsyncContext* c = redisAsyncConnect(host.c_str(), port);
+  if (c == nullptr || c->err != 0 || redisLibuvAttach(c, loop_) != REDIS_OK) {
+    if (c != nullptr) redisAsyncFree(c);
     backoff_ms_ = std::min(kMaxBackoffMs, std::max(kMinBackoffMs, backoff_ms_ * 2));
     retry_at_ms_ = now + backoff_ms_;
-    return false;
+    return;
   }
   c->data = this;
   redisAsyncSetConnectCallback(c, OnConnect);
   redisAsyncSetDisconnectCallback(c, OnDisconnect);
   ctx_ = c;
   sha_.clear();
+  // Calls that waited for the address go after the link's own, in their order.
+  std::vector<Pending> waiting;
+  while (count_ > 0) waiting.push_back(Pop());
   // Queued by hiredis until the connect completes; their answers come first.
   if (!config_.password.empty()) {
     if (config_.username.empty()) {
@@ -118,9 +141,87 @@ bool RedisLink::EnsureConnected() {
       SendInternal({"AUTH", config_.username, config_.password});
     }
   }
-  if (config_.database != 0) SendInternal({"SELECT", Decimal(config_.database)});
-  SendInternal({"SCRIPT", "LOAD", std::string(kScript)});
-  return ctx_ != nullptr;
+  if (config_.database != 0 && ctx_ != nullptr) {
+    SendInternal({"SELECT", Decimal(config_.database)});
+  }
+  if (ctx_ != nullptr) SendInternal({"SCRIPT", "LOAD", std::string(kScript)});
+  for (Pending& p : waiting) {
+    if (ctx_ == nullptr) {
+      if (p.waiter != nullptr) p.waiter->OnRedisReply(nullptr, "cannot send to Redis", p.token);
+      continue;
+    }
+    Send(std::move(p), /*eval=*/true);
+  }
+}
+
+void RedisLink::AskSentinel() {
+  const size_t n = config_.sentinels.size();
+  while (sentinels_asked_ < n) {
+    const RedisConfig::Address& a = config_.sentinels[next_sentinel_ % n];
+    ++next_sentinel_;
+    ++sentinels_asked_;
+    redisAsyncContext* c = redisAsyncConnect(a.host.c_str(), a.port);
+    if (c == nullptr || c->err != 0 || redisLibuvAttach(c, loop_) != REDIS_OK) {
+      if (c != nullptr) redisAsyncFree(c);
+      continue;
+    }
+    c->data = this;
+    sentinel_ = c;
+    sentinel_deadline_ms_ = static_cast<int64_t>(uv_now(loop_)) + config_.connect_timeout_ms;
+    if (!config_.sentinel_password.empty()) {
+      std::vector<const char*> argv = {"AUTH"};
+      std::vector<size_t> lens = {4};
+      if (!config_.sentinel_username.empty()) {
+        argv.push_back(config_.sentinel_username.c_str());
+        lens.push_back(config_.sentinel_username.size());
+      }
+      argv.push_back(config_.sentinel_password.c_str());
+      lens.push_back(config_.sentinel_password.size());
+      redisAsyncCommandArgv(c, nullptr, nullptr, static_cast<int>(argv.size()), argv.data(),
+                            lens.data());
+    }
+    const char* argv[] = {"SENTINEL", "get-master-addr-by-name", config_.master_name.c_str()};
+    size_t lens[] = {8, 23, config_.master_name.size()};
+    redisAsyncCommandArgv(c, OnSentinelReply, this, 3, argv, lens);
+    ArmTimer();
+    return;
+  }
+  // No sentinel answered this round: what waits fails, and the next round waits a back-off.
+  Reset("no sentinel answered for master " + config_.master_name);
+}
+
+void RedisLink::DropSentinel() {
+  if (sentinel_ == nullptr) return;
+  redisAsyncContext* c = sentinel_;
+  sentinel_ = nullptr;
+  c->data = nullptr;
+  redisAsyncFree(c);  // its callback sees data == nullptr and does nothing
+}
+
+void RedisLink::OnSentinelReply(redisAsyncContext* c, void* r, void* privdata) {
+  auto* self = static_cast<RedisLink*>(privdata);
+  if (c->data == nullptr || self->sentinel_ != c) return;
+  auto* reply = static_cast<redisReply*>(r);
+  std::string host;
+  int port = 0;
+  if (reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+      reply->element[0]->type == REDIS_REPLY_STRING &&
+      reply->element[1]->type == REDIS_REPLY_STRING) {
+    host.assign(reply->element[0]->str, reply->element[0]->len);
+    std::string_view p(reply->element[1]->str, reply->element[1]->len);
+    std::from_chars(p.data(), p.data() + p.size(), port);
+  }
+  // The sentinel's connection is not kept: it is asked again only after a failure.
+  self->sentinel_ = nullptr;
+  c->data = nullptr;
+  redisAsyncDisconnect(c);
+  if (host.empty() || port <= 0) {
+    self->AskSentinel();  // this one does not know the master: the next
+    return;
+  }
+  self->ConnectTo(host, port);
+  if (self->ctx_ == nullptr) self->Reset("cannot connect to master " + host);
+  self->ArmTimer();
 }
 
 void RedisLink::OnConnect(const redisAsyncContext* c, int status) {
@@ -143,6 +244,7 @@ void RedisLink::OnDisconnect(const redisAsyncContext* c, int /*status*/) {
 }
 
 void RedisLink::Reset(std::string_view error) {
+  DropSentinel();
   if (ctx_ != nullptr) {
     redisAsyncContext* c = ctx_;
     ctx_ = nullptr;
@@ -170,6 +272,7 @@ void RedisLink::SendInternal(const std::vector<std::string>& args) {
   }
   Pending p;
   p.internal = true;
+  p.sent = true;
   p.deadline_ms = static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
   if (redisAsyncCommandArgv(ctx_, OnReply, this, static_cast<int>(argv.size()), argv.data(),
                             lens.data()) != REDIS_OK) {
@@ -181,7 +284,8 @@ void RedisLink::SendInternal(const std::vector<std::string>& args) {
 
 void RedisLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t cost,
                                Waiter* waiter, uint64_t token) {
-  if (!EnsureConnected()) {
+  Readiness r = EnsureConnected();
+  if (r == Readiness::kDown) {
     waiter->OnRedisReply(nullptr, "Redis unreachable", token);
     return;
   }
@@ -192,6 +296,10 @@ void RedisLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t
   p.key.assign(key);
   p.window_s = window_s;
   p.cost = cost;
+  if (r == Readiness::kWaiting) {
+    Push(std::move(p));  // sent once the master's address is known (ConnectTo)
+    return;
+  }
   Send(std::move(p), /*eval=*/sha_.empty());
 }
 
@@ -208,6 +316,7 @@ void RedisLink::Send(Pending p, bool eval) {
     argv[i] = args_[i].data();
     lens[i] = args_[i].size();
   }
+  p.sent = true;
   if (redisAsyncCommandArgv(ctx_, OnReply, this, 6, argv, lens) != REDIS_OK) {
     Waiter* w = p.waiter;
     uint64_t token = p.token;
@@ -221,6 +330,7 @@ void RedisLink::Send(Pending p, bool eval) {
 void RedisLink::OnReply(redisAsyncContext* c, void* r, void* privdata) {
   auto* self = static_cast<RedisLink*>(privdata);
   if (c->data == nullptr || self->ctx_ != c || self->count_ == 0) return;  // reset already
+  if (!self->ring_[self->head_].sent) return;  // cannot happen: unsent calls follow sent ones
   auto* reply = static_cast<redisReply*>(r);
   Pending p = self->Pop();
   self->ArmTimer();

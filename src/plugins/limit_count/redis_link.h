@@ -7,6 +7,11 @@
 // and credentials (RedisLinks below), so a thousand routes on one Redis cost each worker one
 // connection.
 //
+// With sentinels (redis-sentinel), the server is the master a sentinel names: before the
+// first connect, and again after the master's connection failed, the link asks the
+// sentinels in turn (`SENTINEL get-master-addr-by-name`, within redis_connect_timeout each);
+// calls made meanwhile wait, unsent, under their own deadlines.
+//
 // Worker thread only (the one whose loop it runs on); destroyed there.
 #pragma once
 
@@ -59,6 +64,7 @@ class RedisLink {
  private:
   struct Pending {
     bool internal = false;     // a call of the link's own (AUTH, SELECT, SCRIPT LOAD)
+    bool sent = false;         // false: waiting for the master's address (sentinels)
     Waiter* waiter = nullptr;  // nullptr: forgotten (its waiter went away), or internal
     uint64_t token = 0;
     int64_t deadline_ms = 0;
@@ -68,7 +74,13 @@ class RedisLink {
     uint64_t cost = 0;
   };
 
-  bool EnsureConnected();
+  enum class Readiness { kReady, kWaiting, kDown };
+  Readiness EnsureConnected();
+  void ConnectTo(const std::string& host, int port);
+  // Sentinels: asks the next one for the master's address.
+  void AskSentinel();
+  void DropSentinel();
+  static void OnSentinelReply(redisAsyncContext* c, void* reply, void* privdata);
   void Send(Pending p, bool eval);
   void SendInternal(const std::vector<std::string>& args);
   void Push(Pending p);
@@ -86,6 +98,10 @@ class RedisLink {
   uv_loop_s* loop_;
   RedisConfig config_;
   redisAsyncContext* ctx_ = nullptr;
+  redisAsyncContext* sentinel_ = nullptr;  // asking this sentinel
+  size_t next_sentinel_ = 0;
+  size_t sentinels_asked_ = 0;  // in this round
+  int64_t sentinel_deadline_ms_ = 0;
   uv_timer_s* timer_ = nullptr;  // the deadline of the oldest call in flight
   std::string sha_;              // the script's SHA1 once SCRIPT LOAD answered
   int64_t retry_at_ms_ = 0;      // no connect before this (back-off)

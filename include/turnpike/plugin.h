@@ -287,6 +287,15 @@ class PluginFactory {
   virtual StatusOr<PluginConstSharedPtr> Create(const nlohmann::json& conf,
                                                 FactoryContext& ctx) const = 0;
 
+  // Control thread, once per instance of this plugin in every snapshot build, in config
+  // order, whether Create() made it for this build or the build kept it from the previous
+  // one: for checks that span instances (limit-count's "group conf mismatched"). `build`
+  // numbers the build (a new number for each); an error skips the owner as a Create()
+  // error does.
+  virtual Status Admit(const Plugin& /*instance*/, uint64_t /*build*/) const {
+    return Status::Ok();
+  }
+
   // The process-scope service of this plugin kind (service.h), or nullptr (the default).
   // Owned by the factory; started and stopped by the daemon, never by `turnpike check`.
   virtual Service* service() const { return nullptr; }

@@ -1,6 +1,7 @@
 #include "proxy/snapshot.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <unordered_map>
 
@@ -78,6 +79,11 @@ class InstanceContext final : public FactoryContext {
 // plugin is unknown, not enabled, or its configuration is invalid: the owner is skipped.
 // An instance whose identity (PluginInstances) is the same as in the previous snapshot is
 // taken over from it instead of created; a failed one never is, as it is not recorded.
+uint64_t NextBuildNumber() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 class PluginCompiler {
  public:
   PluginCompiler(const BuildInput& input, PluginInstances* instances, BuildStats* stats)
@@ -181,6 +187,12 @@ class PluginCompiler {
         plugin = std::move(created).value();
         ++stats_->created_plugins;
       }
+      if (Status admitted = factory->Admit(*plugin, build_); !admitted.ok()) {
+        *error = {spec.loc, spec.path,
+                  "failed to check the configuration of plugin " + spec.name +
+                      " err: " + admitted.message()};
+        return false;
+      }
       instances_->Add(identity_, hash, plugin);
       bool reads_body = plugin->reads_request_body();
       out->push_back(
@@ -217,6 +229,8 @@ class PluginCompiler {
   PluginInstances* instances_;
   const PluginInstances* previous_ = nullptr;  // null: nothing to take over
   BuildStats* stats_;
+  // This build's number for PluginFactory::Admit: distinct for every build of the process.
+  const uint64_t build_ = NextBuildNumber();
   std::string identity_;                                      // scratch
   std::unordered_map<std::string, bool> settings_unchanged_;  // by plugin name
 };

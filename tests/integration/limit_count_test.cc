@@ -145,6 +145,33 @@ routes:
   EXPECT_EQ(r.Header("X-ip-Quota-Left").value_or(""), "1");
 }
 
+TEST_F(LimitCountTest, GroupMembersMustShareTheirConf) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(R"(
+routes:
+  - id: a
+    uri: /hello
+    upstream: {A}
+    plugins:
+      limit-count: {count: 2, time_window: 60, group: shared, key_type: constant, key: k}
+  - id: b
+    uri: /status/200
+    upstream: {A}
+    plugins:
+      limit-count: {count: 2, time_window: 60, group: shared, key_type: constant, key: k}
+  - id: c
+    uri: /status/201
+    upstream: {A}
+    plugins:
+      limit-count: {count: 5, time_window: 60, group: shared, key_type: constant, key: k}
+#END
+)")));
+  EXPECT_EQ(Send("/hello").status, 200);
+  EXPECT_EQ(Send("/status/200").status, 200);
+  EXPECT_EQ(Send("/hello").status, 503);       // one counter for the group
+  EXPECT_EQ(Send("/status/201").status, 404);  // its conf differs: the route is skipped
+  EXPECT_NE(gw_.Stderr().find("group conf mismatched"), std::string::npos) << gw_.Stderr();
+}
+
 TEST_F(LimitCountTest, UnsupportedPoliciesAreConfigErrors) {
   ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(R"(
 routes:

@@ -245,6 +245,19 @@ TEST_F(LimitCountTest, CounterIdentityFollowsOwnerConfAndGroup) {
   EXPECT_EQ(Run(*g2, ctx), 503);  // one counter for the group
 }
 
+TEST_F(LimitCountTest, AGroupSharesOneConfPerBuild) {
+  auto a = Make(R"({"count": 1, "time_window": 60, "group": "g"})");
+  auto b = Make(R"({"count": 1, "time_window": 60, "group": "g"})");
+  auto c = Make(R"({"count": 2, "time_window": 60, "group": "g"})");
+  EXPECT_TRUE(factory_.Admit(*a, 1).ok());
+  EXPECT_TRUE(factory_.Admit(*b, 1).ok());
+  Status mismatch = factory_.Admit(*c, 1);
+  EXPECT_EQ(mismatch.message(), "group conf mismatched");
+  // The next build may change the group's conf, as long as every member follows.
+  EXPECT_TRUE(factory_.Admit(*c, 2).ok());
+  EXPECT_FALSE(factory_.Admit(*a, 2).ok());
+}
+
 TEST_F(LimitCountTest, SlidingWindowEstimatesFromThePreviousWindow) {
   auto p = Make(R"({"count": 10, "time_window": 10, "window_type": "sliding"})");
   FakePluginContext ctx;

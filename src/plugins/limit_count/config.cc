@@ -417,6 +417,7 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
   // the resource and the exact conf (an edit starts new counters, a re-save keeps them).
   if (c.group) {
     c.identity_prefix = *c.group + ":";
+    c.group_conf = conf.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } else {
     c.identity_prefix =
         ResourceKey(ctx.owner()) + ":" +

@@ -98,6 +98,7 @@ struct Config {
   bool allow_degradation = false;
   bool show_limit_quota_header = true;
   std::optional<std::string> group;
+  std::string group_conf;  // with a group: the conf, which every member must share
   RedisConfig redis;
   // The counter identity before the key: "<group>:" with a group, else
   // "<owner resource key>:<crc32 of the conf>:" ("/apisix/routes/1:3861285937:").

@@ -313,6 +313,19 @@ void LimitCountPlugin::Reject(PluginContext& ctx) const {
   ctx.Respond(config_.rejected_code, config_.rejected_body);
 }
 
+Status LimitCountFactory::Admit(const Plugin& instance, uint64_t build) const {
+  const Config& c = static_cast<const LimitCountPlugin&>(instance).config();
+  if (!c.group) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  GroupSeen& seen = groups_[*c.group];
+  if (seen.build != build) {
+    seen = {build, c.group_conf};
+    return Status::Ok();
+  }
+  if (seen.conf != c.group_conf) return Status::Error("group conf mismatched");
+  return Status::Ok();
+}
+
 StatusOr<PluginConstSharedPtr> LimitCountFactory::MakePlugin(Config config,
                                                              FactoryContext& ctx) const {
   std::shared_ptr<CounterTable> table;

@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "plugins/limit_count/config.h"
 #include "plugins/limit_count/counter_table.h"
@@ -78,8 +79,17 @@ class LimitCountFactory final
   static constexpr size_t kDefaultCounters = 262144;
 
   StatusOr<PluginConstSharedPtr> MakePlugin(Config config, FactoryContext& ctx) const;
+  // Every instance with a `group` in one build has the same conf, else "group conf
+  // mismatched" (APISIX): the first one seen in the build sets it. Kept instances are
+  // checked too, so an edit of one member of a group is caught on reload.
+  Status Admit(const Plugin& instance, uint64_t build) const override;
 
  private:
+  struct GroupSeen {
+    uint64_t build = 0;
+    std::string conf;
+  };
+  mutable std::unordered_map<std::string, GroupSeen> groups_;  // under mu_
   // The process-wide table, made with the first local instance: every instance of every
   // snapshot shares it, so counters outlive reloads.
   mutable std::mutex mu_;

@@ -114,6 +114,15 @@ class Family final : public Counter, public Gauge, public Histogram {
   void Add(int worker, LabelValues values, uint64_t delta) override {
     if (Cell* c = Find(worker, values)) Bump(c->count, delta);
   }
+  CounterCell BindCounter(int worker, LabelValues values) override {
+    Cell* c = Find(worker, values);
+    return c == nullptr ? CounterCell() : CounterCell(&c->count);
+  }
+  HistogramCell BindHistogram(int worker, LabelValues values) override {
+    Cell* c = Find(worker, values);
+    if (c == nullptr || !c->buckets) return {};
+    return HistogramCell(bounds, c->buckets.get(), &c->count, &c->value);
+  }
   void Set(int worker, LabelValues values, double value) override {
     if (Cell* c = Find(worker, values)) c->value.store(value, std::memory_order_relaxed);
   }
@@ -141,6 +150,14 @@ class Family final : public Counter, public Gauge, public Histogram {
     for (std::string_view v : values) AppendKeyPart(&t.scratch, v);
     auto it = t.series.find(t.scratch);
     if (it != t.series.end()) return it->second.get();
+    // A new cell: the bound is checked here only, so the shared count is touched once per
+    // label set and worker, never per update.
+    if (options.max_series != 0 &&
+        cells.fetch_add(1, std::memory_order_relaxed) >= options.max_series) {
+      cells.fetch_sub(1, std::memory_order_relaxed);
+      dropped.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
     auto cell = std::make_unique<Cell>();
     if (type == kHistogramType) {
       cell->buckets = std::make_unique<std::atomic<uint64_t>[]>(bounds.size() + 1);
@@ -153,6 +170,8 @@ class Family final : public Counter, public Gauge, public Histogram {
   const MetricOptions options;
   const std::vector<double> bounds;
   std::vector<std::unique_ptr<Table>> tables;
+  std::atomic<size_t> cells{0};      // cells created (only counted with a max_series)
+  std::atomic<uint64_t> dropped{0};  // label sets refused by max_series
 };
 
 Registry::Registry(int worker_count) : worker_count_(std::max(1, worker_count)) {}
@@ -190,6 +209,13 @@ StatusOr<Family*> Registry::Add(Type type, const MetricOptions& options,
   families_.push_back(
       std::make_unique<Family>(static_cast<int>(type), options, buckets, worker_count_));
   return families_.back().get();
+}
+
+uint64_t Registry::dropped_series() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t n = 0;
+  for (const auto& f : families_) n += f->dropped.load(std::memory_order_relaxed);
+  return n;
 }
 
 StatusOr<Counter*> Registry::AddCounter(const MetricOptions& options) {

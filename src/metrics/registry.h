@@ -38,6 +38,7 @@ class Registry final : public MetricsRegistry {
   StatusOr<Gauge*> AddGauge(const MetricOptions& options) override;
   StatusOr<Histogram*> AddHistogram(const MetricOptions& options,
                                     const std::vector<double>& buckets) override;
+  uint64_t dropped_series() const override;
 
   // Every family in registration order: `# HELP`, `# TYPE`, then its series (each label set
   // summed over the workers) ordered by label values. A family without labels shows its

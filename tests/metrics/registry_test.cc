@@ -146,5 +146,32 @@ TEST(MetricsFormatTest, Values) {
   EXPECT_EQ(FormatValue(-1.0 / 0.0), "-Inf");
 }
 
+TEST(MetricsRegistryTest, BoundCellsAddToTheSeriesAndTheBoundDropsNewLabelSets) {
+  Registry r(2);
+  MetricOptions o{"hits", "Hits", {"route"}, 3};
+  Counter* c = r.AddCounter(o).value();
+  Histogram* h = r.AddHistogram({"lat", "Latency", {"route"}}, {1, 10}).value();
+  CounterCell a0 = c->Bind(0, {"a"});
+  CounterCell a1 = c->Bind(1, {"a"});
+  CounterCell b0 = c->Bind(0, {"b"});
+  a0.Add(2);
+  a1.Add(1);
+  b0.Add(1);
+  c->Add(0, {"a"});                         // the same cell by label values
+  CounterCell refused = c->Bind(1, {"c"});  // a fourth cell: past the bound
+  EXPECT_TRUE(refused.empty());
+  refused.Add(5);  // a no-op
+  EXPECT_EQ(r.dropped_series(), 1u);
+  HistogramCell l = h->Bind(0, {"a"});
+  l.Observe(1);
+  l.Observe(5);
+  l.Observe(50);
+  EXPECT_EQ(r.RenderPrometheus(),
+            "# HELP hits Hits\n# TYPE hits counter\nhits{route=\"a\"} 4\nhits{route=\"b\"} 1\n"
+            "# HELP lat Latency\n# TYPE lat histogram\nlat_bucket{route=\"a\",le=\"1\"} 1\n"
+            "lat_bucket{route=\"a\",le=\"10\"} 2\nlat_bucket{route=\"a\",le=\"+Inf\"} 3\n"
+            "lat_sum{route=\"a\"} 56\nlat_count{route=\"a\"} 3\n");
+}
+
 }  // namespace
 }  // namespace turnpike::metrics

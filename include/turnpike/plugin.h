@@ -116,6 +116,18 @@ struct RequestTiming {
                              // ms; -1 when no upstream was contacted
 };
 
+// The route a request matched, for metrics (prometheus' route, service, matched_uri and
+// matched_host labels). Views into the pinned snapshot: valid until the request ends.
+struct MatchedRoute {
+  // Unique in the process for one route of one snapshot (0: no route matched), so a worker
+  // may cache what it derived from the route under this key: a reload gives new keys.
+  uint64_t key = 0;
+  std::string_view route_id, route_name;      // name "" when the route has none
+  std::string_view service_id, service_name;  // "" without a service
+  std::string_view matched_uri;               // the configured uri that matched ("/foo*")
+  std::string_view matched_host;              // the host pattern that matched; "" for none
+};
+
 // What a phase may see and change. Implemented by the proxy; valid during the phase call.
 // Worker thread only. Strings passed in are copied.
 class PluginContext : public RequestVars {
@@ -205,6 +217,11 @@ class PluginContext : public RequestVars {
   virtual void VisitResponseHeaders(HeaderVisitor& /*visitor*/) const {}
   // Any phase; latency_ms and upstream_ms are set in the log phase.
   virtual RequestTiming timing() const { return {}; }
+  // Any phase after routing (global rules see it too): the matched route; key 0 when none.
+  virtual MatchedRoute matched_route() const { return {}; }
+  // log: whether the response head the client got came from a node (false when Turnpike
+  // answered itself: 404, a plugin's Respond, 502/503/504).
+  virtual bool response_from_upstream() const { return false; }
 
  protected:
   ~PluginContext() = default;

@@ -105,6 +105,10 @@ void Exchange::Start(const char* head, size_t head_len) {
   body_bytes_ = 0;
   resp_status_ = 0;
   worker_->mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
+  if (!in_flight_) {
+    in_flight_ = true;
+    worker_->mutable_stats().requests_in_flight.fetch_add(1, std::memory_order_relaxed);
+  }
   if (!req_.keep_alive) down_->set_keep_alive(false);
   req_body_done_ = req_.framing == http::Framing::kNone;
   if (err != 0) {
@@ -306,7 +310,7 @@ void Exchange::RouteRequest() {
   uint32_t idx =
       snapshot_->table->Match({req_.method, host_, match_path}, this, &ctx_.params(), &match_info_);
   route_ = idx == router::RouteTable::kNoMatch ? nullptr : &snapshot_->routes[idx];
-  ctx_.SetRoute(route_);
+  ctx_.SetRoute(route_, &match_info_);
   RunRequestPhases(/*resume=*/false);
 }
 
@@ -479,6 +483,7 @@ bool Exchange::OnResponse(UpstreamRequest::ResponsePiece& piece) {
 
 void Exchange::EncodeResponseHead(const http::ResponseHead& r) {
   resp_status_ = r.status;
+  ctx_.SetResponseFromUpstream(true);
   bool no_body = http::ResponseHasNoBody(r.status, req_.method == base::Method::kHead);
   if (phases_ran_) {
     ctx_.SetUpstreamResponseHeaders(&r.headers);
@@ -539,6 +544,7 @@ void Exchange::ReplyLocal(int status, std::string_view message) {
 void Exchange::SendLocal(int status, std::string_view body, std::string_view content_type) {
   state_ = State::kLocalReply;
   resp_status_ = status;
+  ctx_.SetResponseFromUpstream(false);
   if (!req_body_done_ && !SkipRequestBody()) down_->set_keep_alive(false);
   if (worker_->draining()) down_->set_keep_alive(false);
   if (phases_ran_) {

@@ -145,6 +145,10 @@ class Exchange final : public router::RouteFilter, public Pausable, UpstreamRequ
   void FinishExchange(bool upstream_reusable);
   // Ends the request's plugin states and drops what it pins (worker states, snapshot).
   void ReleasePins() {
+    if (in_flight_) {
+      in_flight_ = false;
+      worker_->mutable_stats().requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
+    }
     ctx_.EndRequest();
     worker_states_.reset();  // before the snapshot, which keeps their plugins alive
     snapshot_.reset();
@@ -162,6 +166,7 @@ class Exchange final : public router::RouteFilter, public Pausable, UpstreamRequ
   RequestContext ctx_;
   PhaseRunner phases_;              // the plugin chains of this request
   bool phases_ran_ = false;         // rewrite/access ran for this request (log then runs)
+  bool in_flight_ = false;          // counted in WorkerStats::requests_in_flight
   bool in_request_phases_ = false;  // a rewrite/access hook is running (see ResumeFromPause)
   bool resume_pending_ = false;     // that hook's pause was resumed before it returned
   uint64_t start_ms_ = 0;           // loop time the head was complete

@@ -8,12 +8,29 @@
 
 namespace turnpike::proxy {
 
+MatchedRoute RequestContext::matched_route() const {
+  if (route_ == nullptr) return {};
+  MatchedRoute m;
+  m.key = route_->metrics_key;
+  m.route_id = route_->id;
+  m.route_name = route_->name;
+  m.service_id = route_->service_id;
+  m.service_name = route_->service_name;
+  if (match_ != nullptr) {
+    m.matched_uri = match_->matched_uri;
+    m.matched_host = match_->matched_host;
+  }
+  return m;
+}
+
 void RequestContext::Begin(const ConnectionInfo* conn, const http::RequestHead* req,
                            std::string_view uri, std::string_view host,
                            std::string_view remote_addr) {
   conn_ = conn;
   req_ = req;
   route_ = nullptr;
+  match_ = nullptr;
+  from_upstream_ = false;
   uri_ = uri;
   host_ = host;
   remote_addr_ = remote_addr;

@@ -2,8 +2,8 @@
 // on one client connection, over the parsed head — nothing is copied or parsed up front, and
 // a lookup scans only what it needs (one header, the query string, the Cookie header).
 //
-// Owned by the Exchange of the request; worker thread only. Views returned by Get() stay valid until
-// the exchange ends.
+// Owned by the Exchange of the request; worker thread only. Views returned by Get() stay valid
+// until the exchange ends.
 #pragma once
 
 #include <string>
@@ -17,6 +17,7 @@
 #include "proxy/pause_table.h"
 #include "proxy/request_facts.h"
 #include "router/path_params.h"
+#include "router/route_table.h"
 #include "turnpike/plugin.h"
 #include "turnpike/request_state.h"
 #include "turnpike/request_vars.h"
@@ -43,7 +44,13 @@ class RequestContext final : public PluginContext {
   // `remote_addr` the client address after real-IP processing. All must outlive the request.
   void Begin(const ConnectionInfo* conn, const http::RequestHead* req, std::string_view uri,
              std::string_view host, std::string_view remote_addr);
-  void SetRoute(const Route* route) { route_ = route; }
+  // `match`: which of the route's patterns matched (the exchange's; outlives the request).
+  void SetRoute(const Route* route, const router::MatchInfo* match = nullptr) {
+    route_ = route;
+    match_ = match;
+  }
+  // The response head the client gets came from a node (response_from_upstream()).
+  void SetResponseFromUpstream(bool from_upstream) { from_upstream_ = from_upstream; }
   // Where Pause() registers the request (the worker's table) and what resumes (the exchange).
   void SetPauseTarget(PauseTable* table, Pausable* owner) {
     pause_table_ = table;
@@ -92,6 +99,8 @@ class RequestContext final : public PluginContext {
     facts_.VisitResponseHeaders(visitor);
   }
   RequestTiming timing() const override { return facts_.timing(); }
+  MatchedRoute matched_route() const override;
+  bool response_from_upstream() const override { return from_upstream_; }
 
   // Timings, upstream attempts and what was sent: the proxy reports them here as the request
   // goes (RequestFacts::Begin right after Begin above).
@@ -141,6 +150,8 @@ class RequestContext final : public PluginContext {
   const ConnectionInfo* conn_ = nullptr;
   const http::RequestHead* req_ = nullptr;
   const Route* route_ = nullptr;
+  const router::MatchInfo* match_ = nullptr;
+  bool from_upstream_ = false;
   PauseTable* pause_table_ = nullptr;
   Pausable* pause_owner_ = nullptr;
   PausedRequest pause_;

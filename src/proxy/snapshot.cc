@@ -462,6 +462,8 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     }
     key.has_filter = route.remote_addrs.has_value() || route.vars != nullptr;
     key.payload = static_cast<uint32_t>(snap->routes.size());
+    // Version in the high half: a reload never reuses a key a worker may have cached.
+    route.metrics_key = (snap->version << 32) | (snap->routes.size() + 1);
     snap->routes.push_back(std::move(route));
     keys.push_back(std::move(key));
   }

@@ -54,6 +54,8 @@ struct Upstream {
 };
 
 struct Route {
+  // Unique in the process (snapshot version and index): PluginContext's MatchedRoute::key.
+  uint64_t metrics_key = 0;
   std::string id;
   std::string name;
   std::string service_id;

@@ -50,6 +50,7 @@ struct WorkerStats {
   std::atomic<uint64_t> accepted{0};
   std::atomic<uint64_t> refused{0};  // over worker_connections: accepted and closed at once
   std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> requests_in_flight{0};  // head read, not ended yet (prometheus' writing)
   std::atomic<uint64_t> active_connections{0};
   std::atomic<uint64_t> upstream_connects{0};
   std::atomic<uint64_t> snapshot_version{0};

@@ -13,6 +13,7 @@ namespace turnpike::admin {
 namespace {
 
 constexpr double kIdleTimeoutSeconds = StatusServer::kIdleTimeoutMs / 1000.0;
+constexpr std::string_view kJson = "application/json";
 constexpr double kLingerSeconds = 2;  // after a closing answer, wait this long for the EOF
 
 uv_handle_t* AsHandle(auto* h) { return reinterpret_cast<uv_handle_t*>(h); }
@@ -80,18 +81,18 @@ struct StatusServer::Conn final : core::TcpConnection::Handler {
     while (!tcp.writing() && !lingering && !tcp.closing()) {
       size_t head_len = http::FindHeadEnd(in, &scan_pos);
       if (head_len == 0) {
-        if (in.size() > kMaxHead) Answer(400, ErrorJson(400), /*head_only=*/false, true);
+        if (in.size() > kMaxHead) Answer(400, kJson, ErrorJson(400), /*head_only=*/false, true);
         break;
       }
       int rc = parser.ParseHead(in.data(), head_len, &head);
       if (rc != 0) {
-        Answer(rc, ErrorJson(rc), false, true);
+        Answer(rc, kJson, ErrorJson(rc), false, true);
         break;
       }
       // No bodies here: answer, then close rather than skip body bytes.
       bool has_body = !parser.message_complete();
-      StatusAnswer a = AnswerStatusRequest(head.method, head.path, server->report_());
-      Answer(a.status, std::move(a.body), head.method == base::Method::kHead,
+      HttpAnswer a = server->handler_(head.method, head.path);
+      Answer(a.status, a.content_type, std::move(a.body), head.method == base::Method::kHead,
              has_body || !head.keep_alive);
       in.erase(0, head_len);  // after Answer: `head` views point into `in`
       scan_pos = 0;
@@ -99,12 +100,15 @@ struct StatusServer::Conn final : core::TcpConnection::Handler {
     processing = false;
   }
 
-  void Answer(int status, std::string body, bool head_only, bool close) {
+  void Answer(int status, std::string_view content_type, std::string body, bool head_only,
+              bool close) {
     close_after = close;
     out.clear();
     out += "HTTP/1.1 " + std::to_string(status) + " ";
     out += http::ReasonPhrase(status);
-    out += "\r\nContent-Type: application/json\r\nContent-Length: ";
+    out += "\r\nContent-Type: ";
+    out += content_type;
+    out += "\r\nContent-Length: ";
     out += std::to_string(body.size());
     out += close ? "\r\nConnection: close\r\n\r\n" : "\r\n\r\n";
     if (!head_only) out += body;
@@ -128,7 +132,13 @@ struct StatusServer::Conn final : core::TcpConnection::Handler {
 };
 
 StatusServer::StatusServer(uv_loop_t* loop, std::function<StatusReport()> report)
-    : loop_(loop), report_(std::move(report)) {}
+    : StatusServer(loop, [report = std::move(report)](base::Method method, std::string_view path) {
+        StatusAnswer a = AnswerStatusRequest(method, path, report());
+        return HttpAnswer{a.status, "application/json", std::move(a.body)};
+      }) {}
+
+StatusServer::StatusServer(uv_loop_t* loop, Handler handler)
+    : loop_(loop), handler_(std::move(handler)) {}
 
 StatusServer::~StatusServer() = default;
 

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "admin/status_api.h"
@@ -23,14 +24,26 @@
 
 namespace turnpike::admin {
 
+// An answer of a handler-driven server (the metrics exporter's).
+struct HttpAnswer {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
 class StatusServer {
  public:
+  // Answers one request: method and path (without the query string).
+  using Handler = std::function<HttpAnswer(base::Method method, std::string_view path)>;
+
   static constexpr size_t kMaxConnections = 64;
   static constexpr size_t kMaxHead = 8 * 1024;
   static constexpr uint64_t kIdleTimeoutMs = 10'000;
 
   // `report` is called for every request that needs the daemon's state.
   StatusServer(uv_loop_t* loop, std::function<StatusReport()> report);
+  // The same server answering through `handler` (the prometheus exporter).
+  StatusServer(uv_loop_t* loop, Handler handler);
   // REQUIRES: Close() was called and the loop has run its close callbacks (or Listen() was
   // never successful).
   ~StatusServer();
@@ -50,7 +63,7 @@ class StatusServer {
   void Forget(Conn* conn);
 
   uv_loop_t* loop_;
-  std::function<StatusReport()> report_;
+  Handler handler_;
   uv_tcp_t listener_{};
   bool listening_ = false;  // listener_ initialised
   bool closed_ = false;

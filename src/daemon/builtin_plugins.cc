@@ -6,6 +6,7 @@
 #include "plugins/file_logger/file_logger.h"
 #include "plugins/ip_restriction/ip_restriction.h"
 #include "plugins/limit_count/limit_count.h"
+#include "plugins/prometheus/prometheus.h"
 #include "plugins/request_id/request_id.h"
 #include "plugins/response_rewrite/response_rewrite.h"
 
@@ -19,6 +20,7 @@ void RegisterBuiltinPlugins(proxy::PluginRegistry* registry, std::shared_ptr<Log
   registry->Register(std::make_unique<plugins::ip_restriction::IpRestrictionFactory>());
   registry->Register(std::make_unique<plugins::response_rewrite::ResponseRewriteFactory>());
   registry->Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
+  registry->Register(std::make_unique<plugins::prometheus::PrometheusFactory>());
 }
 
 }  // namespace turnpike::daemon

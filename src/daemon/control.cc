@@ -21,6 +21,7 @@
 #include "daemon/access_log.h"
 #include "daemon/builtin_plugins.h"
 #include "daemon/builtin_providers.h"
+#include "daemon/prometheus_service.h"
 #include "daemon/status_service.h"
 
 namespace turnpike::daemon {
@@ -198,6 +199,25 @@ Control::Control(std::shared_ptr<const config::GatewayConfig> gateway,
   auto discovery = std::make_unique<DiscoveryService>(&providers_);
   discovery_ = discovery.get();
   control_services_.push_back(std::move(discovery));
+  const std::vector<std::string>* enabled = gateway_->plugins ? &*gateway_->plugins : nullptr;
+  if (enabled == nullptr ||
+      std::find(enabled->begin(), enabled->end(), "prometheus") != enabled->end()) {
+    const nlohmann::json* attr = gateway_->PluginAttr("prometheus");
+    control_services_.push_back(std::make_unique<PrometheusService>(
+        attr != nullptr ? *attr : nlohmann::json(), &metrics_, [this] {
+          // Control thread, like the service: workers_ changes only here.
+          ProcessCounters c;
+          for (const auto& w : workers_) {
+            const proxy::WorkerStats& s = w->stats();
+            c.requests += s.requests.load(std::memory_order_relaxed);
+            c.accepted += s.accepted.load(std::memory_order_relaxed);
+            c.refused += s.refused.load(std::memory_order_relaxed);
+            c.active += s.active_connections.load(std::memory_order_relaxed);
+            c.in_flight += s.requests_in_flight.load(std::memory_order_relaxed);
+          }
+          return c;
+        }));
+  }
 }
 
 Control::~Control() {

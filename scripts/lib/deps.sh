@@ -17,7 +17,7 @@ TURNPIKE_BUILD_DEPS=(
 )
 
 # Real services the tests start themselves (on loopback, free ports, stopped by PID).
-TURNPIKE_TEST_DEPS=(redis-server)
+TURNPIKE_TEST_DEPS=(redis-server prometheus)
 
 # Debian starts and enables a service when its package is installed; the tests run their
 # own instances, so the system's is stopped and disabled again (no service is left behind).

@@ -24,9 +24,11 @@
 #include "config/specs.h"
 #include "core/listen_socket.h"
 #include "logging/log_writer.h"
+#include "metrics/registry.h"
 #include "plugins/file_logger/file_logger.h"
 #include "plugins/ip_restriction/ip_restriction.h"
 #include "plugins/limit_count/limit_count.h"
+#include "plugins/prometheus/prometheus.h"
 #include "plugins/request_id/request_id.h"
 #include "plugins/response_rewrite/response_rewrite.h"
 #include "proxy/access_log.h"
@@ -373,13 +375,12 @@ TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
   route.id = "r1";
   route.uris = {"/hello"};
   route.upstream_id = "1";
-  route.plugins = {
-      Spec("request-id", "{}"),
-      // A template key here, a variable key in the global rule.
-      Spec("limit-count", R"({"rules": [{"count": 1000000000, "time_window": 60,
+  route.plugins = {Spec("request-id", "{}"),
+                   // A template key here, a variable key in the global rule.
+                   Spec("limit-count", R"({"rules": [{"count": 1000000000, "time_window": 60,
           "key": "$remote_addr-$http_host"}]})"),
-      Spec("ip-restriction", R"({"whitelist": ["127.0.0.0/8", "::1"]})"),
-      Spec("response-rewrite", R"({"vars": [["status", "==", 200]],
+                   Spec("ip-restriction", R"({"whitelist": ["127.0.0.0/8", "::1"]})"),
+                   Spec("response-rewrite", R"({"vars": [["status", "==", 200]],
           "filters": [{"regex": "hel+", "replace": "HEL", "scope": "global"}],
           "headers": {"set": {"X-Client": "$remote_addr:$remote_port"}}})")};
   routes.routes.push_back(route);
@@ -472,6 +473,72 @@ class TallyFactory final : public PluginFactory {
  private:
   std::atomic<uint64_t>* out_;
 };
+
+// prometheus on a route and a global rule (counted once), with an extra label from a variable:
+// the warm log phase finds its bound cells in the worker's cache and allocates nothing.
+TEST(AllocationTest, WarmRequestsCountedByPrometheusDoNotAllocate) {
+  Origin origin;
+  ASSERT_TRUE(origin.ok());
+  PluginRegistry registry;
+  registry.Register(std::make_unique<plugins::prometheus::PrometheusFactory>());
+  metrics::Registry metrics(1);
+
+  auto gateway = std::make_shared<config::GatewayConfig>();
+  gateway->worker_processes = 1;
+  gateway->upstream_keepalive.requests = 1000000;
+  gateway->plugin_attr.emplace_back(
+      "prometheus",
+      nlohmann::json::parse(
+          R"({"metrics": {"http_status": {"extra_labels": [{"method": "$request_method"}]}}})"));
+  config::RoutesConfig routes;
+  config::UpstreamSpec up;
+  up.id = "1";
+  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
+  routes.upstreams.push_back(up);
+  config::RouteSpec route;
+  route.id = "r1";
+  route.uris = {"/hello"};
+  route.upstream_id = "1";
+  route.plugins = {Spec("prometheus", R"({"prefer_name": true})")};
+  routes.routes.push_back(route);
+  config::GlobalRuleSpec g;
+  g.id = "g";
+  g.plugins = {Spec("prometheus", "{}")};
+  routes.global_rules.push_back(g);
+  BuildReport report;
+  SnapshotConstSharedPtr snap =
+      BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry, &metrics}, &report);
+  ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
+
+  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+  ASSERT_TRUE(listen.ok());
+  int port = core::LocalPort(listen.value());
+  Worker worker(0, gateway, {listen.value()});
+  worker.Start(snap);
+
+  constexpr std::string_view kRequest = "GET /hello HTTP/1.1\r\nHost: example.com\r\n\r\n";
+  int fd = ConnectTo(port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << "warm-up " << i;
+  }
+  constexpr int kRequests = 2000;
+  uint64_t before = turnpike::testing::TotalAllocations();
+  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << i;
+  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
+  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+
+  close(fd);
+  worker.Drain();
+  worker.Join();
+  std::string text = metrics.RenderPrometheus();
+  EXPECT_NE(text.find("apisix_http_status{code=\"200\",route=\"r1\",matched_uri=\"/hello\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("response_source=\"upstream\",method=\"GET\"} 2200\n"), std::string::npos)
+      << text;
+}
 
 // Worker and request state used on every request: found by the hooks, no allocation.
 TEST(AllocationTest, WarmRequestsUsingPluginStateDoNotAllocate) {

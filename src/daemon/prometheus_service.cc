@@ -28,7 +28,12 @@ Status PrometheusService::Start(uv_loop_t* loop) {
       loop, [this](base::Method method, std::string_view path) { return Answer(method, path); });
   Status listening = server_->Listen({attr_->export_ip, attr_->export_port});
   if (!listening.ok()) {
-    return Status::Error("plugin_attr.prometheus.export_addr: " + listening.message());
+    // Not fatal (nginx would refuse to start): prometheus is enabled by default, and a second
+    // daemon on the host (a test run, a blue/green switch) must still serve traffic.
+    spdlog::error("plugin_attr.prometheus.export_addr: {}; metrics are not exported",
+                  listening.message());
+    server_->Close();
+    return Status::Ok();
   }
   spdlog::info("prometheus metrics on {}:{}{}", attr_->export_ip, server_->port(),
                attr_->export_uri);

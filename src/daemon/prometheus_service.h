@@ -9,9 +9,10 @@
 // reads the workers' cells without stopping them: a worker takes a series table's mutex only
 // to insert a label set it has never seen, so warm traffic never waits for a scrape.
 //
-// Runs only under the daemon (`turnpike check` starts no control service), when prometheus is
-// an enabled plugin and enable_export_server is true (false: APISIX's public-api route is not
-// implemented, so nothing is served). Control thread only.
+// A port that cannot be bound is logged as an error and the daemon serves on without the
+// exporter. Runs only under the daemon (`turnpike check` starts no control service), when
+// prometheus is an enabled plugin and enable_export_server is true (false: APISIX's public-api
+// route is not implemented, so nothing is served). Control thread only.
 #pragma once
 
 #include <cstdint>

@@ -223,6 +223,22 @@ TEST_F(PrometheusTest, SeriesSurviveAReload) {
   EXPECT_EQ(text.substr(eol - 2, 2), " 2") << text;
 }
 
+TEST_F(PrometheusTest, ASecondDaemonOnTheSameExportPortServesWithoutIt) {
+  ASSERT_NO_FATAL_FAILURE(Start(kRoutes));
+  Turnpike second{kTurnpikeBin};
+  TurnpikeOptions options;
+  options.top_extra =
+      "plugin_attr:\n  prometheus:\n    export_addr:\n      ip: 127.0.0.1\n"
+      "      port: " +
+      std::to_string(export_port_) + "\n";
+  ASSERT_NO_FATAL_FAILURE(StartGateway(
+      second, Fill(kRoutes, {{"A", "{nodes: [" + Node(backends_[0]->port()) + "]}"}}), options));
+  EXPECT_EQ(Get(second.port(), "/echo/named").status, 200);
+  EXPECT_NE(second.Stderr().find("metrics are not exported"), std::string::npos) << second.Stderr();
+  EXPECT_EQ(Get(gw_.port(), "/echo/named").status, 200);
+  EXPECT_NE(ScrapeCounted(1).find("route=\"named\""), std::string::npos);  // the first one's
+}
+
 TEST_F(PrometheusTest, PromtoolAcceptsTheExposition) {
   if (access(kPromtool, X_OK) != 0) GTEST_SKIP() << "promtool is not installed (prometheus)";
   ASSERT_NO_FATAL_FAILURE(Start(kRoutes));

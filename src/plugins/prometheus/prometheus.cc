@@ -28,6 +28,8 @@ uint64_t HashBytes(std::string_view s) {
   return h;
 }
 
+constexpr size_t kProbes = 4;  // slots a label set may use in a worker's cache
+
 uint64_t ParseCount(std::optional<std::string_view> v) {
   uint64_t n = 0;
   if (v) std::from_chars(v->data(), v->data() + v->size(), n);
@@ -89,6 +91,24 @@ struct PrometheusPlugin::Cache final : WorkerState {
   std::vector<std::string_view> extras;  // the request's extra-label values, all metrics
   std::vector<std::string_view> values;  // label values while binding
   std::string code_text;                 // while binding
+
+  // Doubles the table and re-inserts every entry (one without a free probe slot is dropped:
+  // it is rebound on its next use, as at full size).
+  void Grow() {
+    std::vector<Entry> old(entries.size() * 2);
+    old.swap(entries);
+    size_t mask = entries.size() - 1;
+    for (Entry& e : old) {
+      if (e.hash == 0) continue;
+      for (size_t i = 0; i < kProbes; ++i) {
+        Entry& slot = entries[(e.hash + i) & mask];
+        if (slot.hash == 0) {
+          slot = std::move(e);
+          break;
+        }
+      }
+    }
+  }
 };
 
 std::unique_ptr<WorkerState> PrometheusPlugin::CreateWorkerState(
@@ -131,12 +151,11 @@ void PrometheusPlugin::Log(PluginContext& ctx) const {
                    HashBytes(cache.scratch)) |
                1;
 
-  constexpr size_t kMask = kCacheEntries - 1;
-  constexpr size_t kProbes = 4;
   Entry* found = nullptr;
   Entry* free_slot = nullptr;
+  size_t mask = cache.entries.size() - 1;
   for (size_t i = 0; i < kProbes; ++i) {
-    Entry& e = cache.entries[(h + i) & kMask];
+    Entry& e = cache.entries[(h + i) & mask];
     if (e.hash == 0) {
       if (free_slot == nullptr) free_slot = &e;
       continue;
@@ -149,7 +168,15 @@ void PrometheusPlugin::Log(PluginContext& ctx) const {
     }
   }
   if (found == nullptr) {
-    found = free_slot != nullptr ? free_slot : &cache.entries[h & kMask];
+    if (free_slot == nullptr && cache.entries.size() < kMaxCacheEntries) {
+      cache.Grow();
+      mask = cache.entries.size() - 1;
+      for (size_t i = 0; i < kProbes && free_slot == nullptr; ++i) {
+        Entry& e = cache.entries[(h + i) & mask];
+        if (e.hash == 0) free_slot = &e;
+      }
+    }
+    found = free_slot != nullptr ? free_slot : &cache.entries[h & mask];
     Bind(ctx, route, code, from_upstream, node, cache, *found);
     found->hash = h;
   }

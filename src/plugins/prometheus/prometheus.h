@@ -39,10 +39,12 @@ StatusOr<Families> RegisterFamilies(MetricsRegistry& registry, const Attr& attr)
 
 class PrometheusPlugin final : public Plugin {
  public:
-  // Entries of each worker's cache of bound label sets (a power of two). Past it, the least
-  // recently inserted entries are rebound on their next use (no series is lost: the cells
-  // stay in the registry).
+  // Each worker's cache of bound label sets starts with kCacheEntries slots and doubles (on
+  // a miss, which allocates anyway) when a label set finds no free slot among its probes, up
+  // to kMaxCacheEntries; past that a colliding entry is overwritten and rebound on its next
+  // use (no series is lost: the cells stay in the registry).
   static constexpr size_t kCacheEntries = 1024;
+  static constexpr size_t kMaxCacheEntries = 256 * 1024;
 
   PrometheusPlugin(Config config, std::shared_ptr<const Attr> attr, Families families)
       : config_(std::move(config)), attr_(std::move(attr)), families_(families) {}

@@ -3,6 +3,7 @@
 // std::string; any thread.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,9 @@ constexpr char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<
 
 // ASCII case-insensitive equality (header names, tokens).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Appends `v` in decimal.
+void AppendDecimal(std::string* out, uint64_t v);
 
 // Appends `raw` unescaped the way query strings and form bodies are (ngx.unescape_uri,
 // ngx.req.get_post_args): '+' is a space, %XX a byte, and a '%' that starts no valid escape

@@ -8,6 +8,8 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return base::EqualsIgnoreCase(a, b);
 }
 
+void AppendDecimal(std::string* out, uint64_t v) { base::AppendDecimal(out, v); }
+
 void AppendFormUnescaped(std::string* out, std::string_view raw) {
   base::AppendFormUnescaped(out, raw);
 }

@@ -55,4 +55,30 @@ std::string CheckBoolean(const nlohmann::json& v) {
   return v.is_boolean() ? "" : WrongType("boolean", v);
 }
 
+Status ReadBool(const nlohmann::json& conf, std::string_view name, bool* out) {
+  auto it = conf.find(name);
+  if (it == conf.end()) return Status::Ok();
+  if (std::string e = CheckBoolean(*it); !e.empty()) return Property(name, e);
+  *out = it->get<bool>();
+  return Status::Ok();
+}
+
+Status ReadString(const nlohmann::json& conf, std::string_view name, size_t min_len,
+                  std::string* out) {
+  auto it = conf.find(name);
+  if (it == conf.end()) return Status::Ok();
+  if (std::string e = CheckString(*it, min_len); !e.empty()) return Property(name, e);
+  *out = it->get<std::string>();
+  return Status::Ok();
+}
+
+Status ReadInt(const nlohmann::json& conf, std::string_view name, int64_t min, int64_t max,
+               int* out) {
+  auto it = conf.find(name);
+  if (it == conf.end()) return Status::Ok();
+  if (std::string e = CheckInteger(*it, min, max); !e.empty()) return Property(name, e);
+  *out = static_cast<int>(it->get<double>());
+  return Status::Ok();
+}
+
 }  // namespace turnpike::plugins::schema

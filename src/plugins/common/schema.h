@@ -31,4 +31,12 @@ std::string CheckInteger(const nlohmann::json& v, int64_t min, int64_t max);
 std::string CheckString(const nlohmann::json& v, size_t min_len, size_t max_len = SIZE_MAX);
 std::string CheckBoolean(const nlohmann::json& v);
 
+// An optional property of `conf`: when present it must pass the check above (the error
+// names it), and is stored in `*out`; when absent, `*out` keeps its default.
+Status ReadBool(const nlohmann::json& conf, std::string_view name, bool* out);
+Status ReadString(const nlohmann::json& conf, std::string_view name, size_t min_len,
+                  std::string* out);
+Status ReadInt(const nlohmann::json& conf, std::string_view name, int64_t min, int64_t max,
+               int* out);
+
 }  // namespace turnpike::plugins::schema

@@ -64,16 +64,6 @@ Status CompileExpr(const nlohmann::json& conf, const char* name, ExpressionConst
   return Status::Ok();
 }
 
-Status ReadBool(const nlohmann::json& conf, const char* name, bool* out) {
-  auto it = conf.find(name);
-  if (it == conf.end()) return Status::Ok();
-  if (std::string err = schema::CheckBoolean(*it); !err.empty()) {
-    return schema::Property(name, err);
-  }
-  *out = it->get<bool>();
-  return Status::Ok();
-}
-
 Status ReadSize(const nlohmann::json& conf, const char* name, uint64_t* out) {
   auto it = conf.find(name);
   if (it == conf.end()) return Status::Ok();
@@ -140,8 +130,9 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf) {
       c.log_format_extra = CompileFormat(*it, 1);
     }
   }
-  if (Status s = ReadBool(conf, "include_req_body", &c.include_req_body); !s.ok()) return s;
-  if (Status s = ReadBool(conf, "include_resp_body", &c.include_resp_body); !s.ok()) return s;
+  if (Status s = schema::ReadBool(conf, "include_req_body", &c.include_req_body); !s.ok()) return s;
+  if (Status s = schema::ReadBool(conf, "include_resp_body", &c.include_resp_body); !s.ok())
+    return s;
   if (Status s = CompileExpr(conf, "include_req_body_expr", &c.include_req_body_expr); !s.ok()) {
     return s;
   }

@@ -46,36 +46,6 @@ Status ReadAmount(std::string_view field, const nlohmann::json& v, Amount* out) 
   return Status::Ok();
 }
 
-Status ReadString(const nlohmann::json& conf, std::string_view field, size_t min_len,
-                  std::string* out) {
-  auto it = conf.find(field);
-  if (it == conf.end()) return Status::Ok();
-  if (std::string e = schema::CheckString(*it, min_len); !e.empty()) {
-    return schema::Property(field, e);
-  }
-  *out = it->get<std::string>();
-  return Status::Ok();
-}
-
-Status ReadInt(const nlohmann::json& conf, std::string_view field, int64_t min, int64_t max,
-               int* out) {
-  auto it = conf.find(field);
-  if (it == conf.end()) return Status::Ok();
-  if (std::string e = schema::CheckInteger(*it, min, max); !e.empty()) {
-    return schema::Property(field, e);
-  }
-  *out = static_cast<int>(it->get<double>());
-  return Status::Ok();
-}
-
-Status ReadBool(const nlohmann::json& conf, std::string_view field, bool* out) {
-  auto it = conf.find(field);
-  if (it == conf.end()) return Status::Ok();
-  if (std::string e = schema::CheckBoolean(*it); !e.empty()) return schema::Property(field, e);
-  *out = it->get<bool>();
-  return Status::Ok();
-}
-
 template <typename E, size_t N>
 Status ReadEnum(const nlohmann::json& conf, std::string_view field,
                 const std::array<std::pair<std::string_view, E>, N>& values, E* out) {
@@ -88,11 +58,6 @@ Status ReadEnum(const nlohmann::json& conf, std::string_view field,
       *out = value;
       return Status::Ok();
     }
-  }
-  std::string list;
-  for (const auto& [name, value] : values) {
-    list += list.empty() ? "" : ", ";
-    list += "\"" + std::string(name) + "\"";
   }
   return schema::Property(field, "matches none of the enum values");
 }
@@ -110,24 +75,27 @@ Status ReadRedis(const nlohmann::json& conf, RedisConfig* r) {
   auto host = conf.find("redis_host");
   if (host == conf.end())
     return Status::Error("then clause did not match: property \"redis_host\" is required");
-  if (Status s = ReadString(conf, "redis_host", 2, &r->host); !s.ok()) return s;
-  if (Status s = ReadInt(conf, "redis_port", 1, 65535, &r->port); !s.ok()) return s;
-  if (Status s = ReadString(conf, "redis_username", 1, &r->username); !s.ok()) return s;
-  if (Status s = ReadString(conf, "redis_password", 0, &r->password); !s.ok()) return s;
-  if (Status s = ReadInt(conf, "redis_database", 0, INT32_MAX, &r->database); !s.ok()) return s;
-  if (Status s = ReadInt(conf, "redis_timeout", 1, INT32_MAX, &r->timeout_ms); !s.ok()) return s;
-  if (Status s =
-          ReadInt(conf, "redis_keepalive_timeout", 1000, INT32_MAX, &r->keepalive_timeout_ms);
+  if (Status s = schema::ReadString(conf, "redis_host", 2, &r->host); !s.ok()) return s;
+  if (Status s = schema::ReadInt(conf, "redis_port", 1, 65535, &r->port); !s.ok()) return s;
+  if (Status s = schema::ReadString(conf, "redis_username", 1, &r->username); !s.ok()) return s;
+  if (Status s = schema::ReadString(conf, "redis_password", 0, &r->password); !s.ok()) return s;
+  if (Status s = schema::ReadInt(conf, "redis_database", 0, INT32_MAX, &r->database); !s.ok())
+    return s;
+  if (Status s = schema::ReadInt(conf, "redis_timeout", 1, INT32_MAX, &r->timeout_ms); !s.ok())
+    return s;
+  if (Status s = schema::ReadInt(conf, "redis_keepalive_timeout", 1000, INT32_MAX,
+                                 &r->keepalive_timeout_ms);
       !s.ok()) {
     return s;
   }
-  if (Status s = ReadInt(conf, "redis_keepalive_pool", 1, INT32_MAX, &r->keepalive_pool); !s.ok()) {
+  if (Status s = schema::ReadInt(conf, "redis_keepalive_pool", 1, INT32_MAX, &r->keepalive_pool);
+      !s.ok()) {
     return s;
   }
   bool ssl = false;
-  if (Status s = ReadBool(conf, "redis_ssl", &ssl); !s.ok()) return s;
+  if (Status s = schema::ReadBool(conf, "redis_ssl", &ssl); !s.ok()) return s;
   bool verify = false;
-  if (Status s = ReadBool(conf, "redis_ssl_verify", &verify); !s.ok()) return s;
+  if (Status s = schema::ReadBool(conf, "redis_ssl_verify", &verify); !s.ok()) return s;
   if (ssl) return schema::Property("redis_ssl", "TLS to Redis is not supported yet");
   return Status::Ok();
 }
@@ -166,9 +134,10 @@ Status ReadSentinel(const nlohmann::json& conf, RedisConfig* r) {
     a.port = static_cast<int>(item["port"].get<double>());
     r->sentinels.push_back(std::move(a));
   }
-  if (Status s = ReadString(conf, "redis_master_name", 1, &r->master_name); !s.ok()) return s;
+  if (Status s = schema::ReadString(conf, "redis_master_name", 1, &r->master_name); !s.ok())
+    return s;
   std::string role = "master";
-  if (Status s = ReadString(conf, "redis_role", 1, &role); !s.ok()) return s;
+  if (Status s = schema::ReadString(conf, "redis_role", 1, &role); !s.ok()) return s;
   if (role != "master" && role != "slave") {
     return schema::Property("redis_role", "matches none of the enum values");
   }
@@ -177,25 +146,28 @@ Status ReadSentinel(const nlohmann::json& conf, RedisConfig* r) {
     return schema::Property("redis_role", "\"slave\" is not supported (counters need writes)");
   }
   r->keepalive_timeout_ms = 60000;
-  if (Status s = ReadInt(conf, "redis_connect_timeout", 1, INT32_MAX, &r->connect_timeout_ms);
-      !s.ok()) {
-    return s;
-  }
-  if (Status s = ReadInt(conf, "redis_read_timeout", 1, INT32_MAX, &r->timeout_ms); !s.ok()) {
-    return s;
-  }
   if (Status s =
-          ReadInt(conf, "redis_keepalive_timeout", 1000, INT32_MAX, &r->keepalive_timeout_ms);
+          schema::ReadInt(conf, "redis_connect_timeout", 1, INT32_MAX, &r->connect_timeout_ms);
       !s.ok()) {
     return s;
   }
-  if (Status s = ReadInt(conf, "redis_database", 0, INT32_MAX, &r->database); !s.ok()) return s;
-  if (Status s = ReadString(conf, "redis_username", 1, &r->username); !s.ok()) return s;
-  if (Status s = ReadString(conf, "redis_password", 0, &r->password); !s.ok()) return s;
-  if (Status s = ReadString(conf, "sentinel_username", 1, &r->sentinel_username); !s.ok()) {
+  if (Status s = schema::ReadInt(conf, "redis_read_timeout", 1, INT32_MAX, &r->timeout_ms);
+      !s.ok()) {
     return s;
   }
-  if (Status s = ReadString(conf, "sentinel_password", 0, &r->sentinel_password); !s.ok()) {
+  if (Status s = schema::ReadInt(conf, "redis_keepalive_timeout", 1000, INT32_MAX,
+                                 &r->keepalive_timeout_ms);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = schema::ReadInt(conf, "redis_database", 0, INT32_MAX, &r->database); !s.ok())
+    return s;
+  if (Status s = schema::ReadString(conf, "redis_username", 1, &r->username); !s.ok()) return s;
+  if (Status s = schema::ReadString(conf, "redis_password", 0, &r->password); !s.ok()) return s;
+  if (Status s = schema::ReadString(conf, "sentinel_username", 1, &r->sentinel_username); !s.ok()) {
+    return s;
+  }
+  if (Status s = schema::ReadString(conf, "sentinel_password", 0, &r->sentinel_password); !s.ok()) {
     return s;
   }
   return Status::Ok();
@@ -267,8 +239,9 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
       !s.ok()) {
     return s;
   }
-  if (Status s = ReadString(conf, "key", 0, &c.key); !s.ok()) return s;
-  if (Status s = ReadInt(conf, "rejected_code", 200, 599, &c.rejected_code); !s.ok()) return s;
+  if (Status s = schema::ReadString(conf, "key", 0, &c.key); !s.ok()) return s;
+  if (Status s = schema::ReadInt(conf, "rejected_code", 200, 599, &c.rejected_code); !s.ok())
+    return s;
   if (auto it = conf.find("rejected_msg"); it != conf.end()) {
     if (std::string e = schema::CheckString(*it, 1); !e.empty()) {
       return schema::Property("rejected_msg", e);
@@ -289,8 +262,10 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
       !s.ok()) {
     return s;
   }
-  if (Status s = ReadBool(conf, "allow_degradation", &c.allow_degradation); !s.ok()) return s;
-  if (Status s = ReadBool(conf, "show_limit_quota_header", &c.show_limit_quota_header); !s.ok()) {
+  if (Status s = schema::ReadBool(conf, "allow_degradation", &c.allow_degradation); !s.ok())
+    return s;
+  if (Status s = schema::ReadBool(conf, "show_limit_quota_header", &c.show_limit_quota_header);
+      !s.ok()) {
     return s;
   }
   if (auto it = conf.find("group"); it != conf.end()) {
@@ -336,9 +311,10 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
   std::string reset_header = "X-RateLimit-Reset";
   const nlohmann::json& meta = ctx.metadata();
   if (meta.is_object()) {
-    if (Status s = ReadString(meta, "limit_header", 0, &limit_header); !s.ok()) return s;
-    if (Status s = ReadString(meta, "remaining_header", 0, &remaining_header); !s.ok()) return s;
-    if (Status s = ReadString(meta, "reset_header", 0, &reset_header); !s.ok()) return s;
+    if (Status s = schema::ReadString(meta, "limit_header", 0, &limit_header); !s.ok()) return s;
+    if (Status s = schema::ReadString(meta, "remaining_header", 0, &remaining_header); !s.ok())
+      return s;
+    if (Status s = schema::ReadString(meta, "reset_header", 0, &reset_header); !s.ok()) return s;
   }
 
   if (simple) {

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "plugins/common/schema.h"
+#include "turnpike/strings.h"
 
 namespace turnpike::plugins::limit_count {
 namespace {
@@ -37,20 +38,12 @@ bool ReplyInteger(const redisReply* r, int64_t* out) {
 // Seconds with up to two decimals, trailing zeros dropped ("60", "59.5", "0.07"), from
 // hundredths of a second.
 void AppendCentiseconds(uint64_t cs, std::string* out) {
-  char buf[32];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), cs / 100);
-  out->append(buf, p);
+  AppendDecimal(out, cs / 100);
   uint64_t frac = cs % 100;
   if (frac == 0) return;
   out->push_back('.');
   out->push_back(static_cast<char>('0' + frac / 10));
   if (frac % 10 != 0) out->push_back(static_cast<char>('0' + frac % 10));
-}
-
-void AppendDecimal(uint64_t v, std::string* out) {
-  char buf[24];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, p);
 }
 
 }  // namespace
@@ -99,11 +92,8 @@ LimitCountPlugin::LimitCountPlugin(Config config, std::shared_ptr<CounterTable> 
     : config_(std::move(config)),
       table_(std::move(table)),
       links_(std::move(links)),
-      clock_(clock) {
-  remote_addr_.kind = VarRef::Kind::kBuiltin;
-  remote_addr_.builtin = BuiltinVar::kRemoteAddr;
-  remote_addr_.source = "remote_addr";
-}
+      clock_(clock),
+      remote_addr_(CompileVar("remote_addr").value()) {}
 
 bool LimitCountPlugin::Resolve(const Amount& a, PluginContext& ctx, std::string* buf,
                                uint64_t* out) const {
@@ -271,10 +261,10 @@ void LimitCountPlugin::SetHeaders(PluginContext& ctx, const Rule& rule, uint64_t
   if (!config_.show_limit_quota_header) return;
   std::string& v = scratch.amount;
   v.clear();
-  AppendDecimal(count, &v);
+  AppendDecimal(&v, count);
   ctx.SetResponseHeader(rule.limit_header, v);
   v.clear();
-  AppendDecimal(remaining, &v);
+  AppendDecimal(&v, remaining);
   ctx.SetResponseHeader(rule.remaining_header, v);
   v.clear();
   AppendCentiseconds(reset_cs, &v);

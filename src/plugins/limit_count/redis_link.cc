@@ -6,7 +6,9 @@
 #include <uv.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <initializer_list>
 
 namespace turnpike::plugins::limit_count {
 namespace {
@@ -26,10 +28,26 @@ constexpr std::string_view kScript =
 constexpr int64_t kMinBackoffMs = 100;
 constexpr int64_t kMaxBackoffMs = 5000;
 
-std::string Decimal(uint64_t v) {
-  char buf[24];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  return std::string(buf, p);
+// `v` in decimal, in `buf`.
+std::string_view Decimal(uint64_t v, std::array<char, 24>* buf) {
+  auto [p, ec] = std::to_chars(buf->data(), buf->data() + buf->size(), v);
+  return std::string_view(buf->data(), static_cast<size_t>(p - buf->data()));
+}
+
+// hiredis's argv call, from views (nothing is copied before hiredis formats the command).
+// False when hiredis refused it (the context is failing).
+bool Command(redisAsyncContext* c, redisCallbackFn* fn, void* privdata,
+             std::initializer_list<std::string_view> args) {
+  constexpr size_t kMaxArgs = 8;
+  const char* argv[kMaxArgs];
+  size_t lens[kMaxArgs];
+  size_t n = 0;
+  for (std::string_view a : args) {
+    argv[n] = a.data();
+    lens[n] = a.size();
+    ++n;
+  }
+  return redisAsyncCommandArgv(c, fn, privdata, static_cast<int>(n), argv, lens) == REDIS_OK;
 }
 
 }  // namespace
@@ -142,9 +160,10 @@ void RedisLink::ConnectTo(const std::string& host, int port) {
     }
   }
   if (config_.database != 0 && ctx_ != nullptr) {
-    SendInternal({"SELECT", Decimal(config_.database)});
+    std::array<char, 24> db;
+    SendInternal({"SELECT", Decimal(static_cast<uint64_t>(config_.database), &db)});
   }
-  if (ctx_ != nullptr) SendInternal({"SCRIPT", "LOAD", std::string(kScript)});
+  if (ctx_ != nullptr) SendInternal({"SCRIPT", "LOAD", kScript});
   for (Pending& p : waiting) {
     if (ctx_ == nullptr) {
       if (p.waiter != nullptr) p.waiter->OnRedisReply(nullptr, "cannot send to Redis", p.token);
@@ -168,21 +187,15 @@ void RedisLink::AskSentinel() {
     c->data = this;
     sentinel_ = c;
     sentinel_deadline_ms_ = static_cast<int64_t>(uv_now(loop_)) + config_.connect_timeout_ms;
-    if (!config_.sentinel_password.empty()) {
-      std::vector<const char*> argv = {"AUTH"};
-      std::vector<size_t> lens = {4};
-      if (!config_.sentinel_username.empty()) {
-        argv.push_back(config_.sentinel_username.c_str());
-        lens.push_back(config_.sentinel_username.size());
+    if (!config_.sentinel_password.empty()) {  // its answer is not read: the next one says
+      if (config_.sentinel_username.empty()) {
+        Command(c, nullptr, nullptr, {"AUTH", config_.sentinel_password});
+      } else {
+        Command(c, nullptr, nullptr,
+                {"AUTH", config_.sentinel_username, config_.sentinel_password});
       }
-      argv.push_back(config_.sentinel_password.c_str());
-      lens.push_back(config_.sentinel_password.size());
-      redisAsyncCommandArgv(c, nullptr, nullptr, static_cast<int>(argv.size()), argv.data(),
-                            lens.data());
     }
-    const char* argv[] = {"SENTINEL", "get-master-addr-by-name", config_.master_name.c_str()};
-    size_t lens[] = {8, 23, config_.master_name.size()};
-    redisAsyncCommandArgv(c, OnSentinelReply, this, 3, argv, lens);
+    Command(c, OnSentinelReply, this, {"SENTINEL", "get-master-addr-by-name", config_.master_name});
     ArmTimer();
     return;
   }
@@ -263,19 +276,12 @@ void RedisLink::Reset(std::string_view error) {
 
 // ---------------------------------------------------------------- calls
 
-void RedisLink::SendInternal(const std::vector<std::string>& args) {
-  std::vector<const char*> argv;
-  std::vector<size_t> lens;
-  for (const std::string& a : args) {
-    argv.push_back(a.data());
-    lens.push_back(a.size());
-  }
+void RedisLink::SendInternal(std::initializer_list<std::string_view> args) {
   Pending p;
   p.internal = true;
   p.sent = true;
   p.deadline_ms = static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
-  if (redisAsyncCommandArgv(ctx_, OnReply, this, static_cast<int>(argv.size()), argv.data(),
-                            lens.data()) != REDIS_OK) {
+  if (!Command(ctx_, OnReply, this, args)) {
     Reset("cannot send to Redis");
     return;
   }
@@ -304,20 +310,12 @@ void RedisLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t
 }
 
 void RedisLink::Send(Pending p, bool eval) {
-  args_[0] = eval ? "EVAL" : "EVALSHA";
-  args_[1] = eval ? std::string(kScript) : sha_;
-  args_[2] = "1";
-  args_[3] = p.key;
-  args_[4] = Decimal(p.window_s);
-  args_[5] = Decimal(p.cost);
-  const char* argv[6];
-  size_t lens[6];
-  for (int i = 0; i < 6; ++i) {
-    argv[i] = args_[i].data();
-    lens[i] = args_[i].size();
-  }
+  std::array<char, 24> window;
+  std::array<char, 24> cost;
   p.sent = true;
-  if (redisAsyncCommandArgv(ctx_, OnReply, this, 6, argv, lens) != REDIS_OK) {
+  if (!Command(ctx_, OnReply, this,
+               {eval ? "EVAL" : "EVALSHA", eval ? kScript : std::string_view(sha_), "1", p.key,
+                Decimal(p.window_s, &window), Decimal(p.cost, &cost)})) {
     Waiter* w = p.waiter;
     uint64_t token = p.token;
     Reset("cannot send to Redis");
@@ -357,7 +355,7 @@ void RedisLink::OnReply(redisAsyncContext* c, void* r, void* privdata) {
       std::string_view(reply->str, reply->len).starts_with("NOSCRIPT")) {
     // The server lost the script (SCRIPT FLUSH, a restart behind a proxy): send it whole.
     self->sha_.clear();
-    self->SendInternal({"SCRIPT", "LOAD", std::string(kScript)});
+    self->SendInternal({"SCRIPT", "LOAD", kScript});
     if (self->ctx_ != nullptr) self->Send(std::move(p), /*eval=*/true);
     return;
   }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -82,7 +83,7 @@ class RedisLink {
   void DropSentinel();
   static void OnSentinelReply(redisAsyncContext* c, void* reply, void* privdata);
   void Send(Pending p, bool eval);
-  void SendInternal(const std::vector<std::string>& args);
+  void SendInternal(std::initializer_list<std::string_view> args);
   void Push(Pending p);
   Pending Pop();
   void ArmTimer();
@@ -110,7 +111,6 @@ class RedisLink {
   std::vector<Pending> ring_;
   size_t head_ = 0;
   size_t count_ = 0;
-  std::string args_[6];  // argv scratch
 };
 
 // The links of one worker, by server: instances share a link while any of them holds it.

@@ -1,6 +1,7 @@
 #include "proxy/downstream_connection.h"
 
 #include <cstring>
+#include <utility>
 
 #include "proxy/exchange.h"
 
@@ -249,7 +250,6 @@ void DownstreamConnection::StartExchange(size_t head_len) {
   begin_ += head_len;
   head_end_ = begin_;
   scan_pos_ = 0;
-  ++requests_;
   state_ = State::kExchange;
   keep_alive_ = !worker_->draining();  // the exchange adds what the request says
   x_->Start(head, head_len);
@@ -301,7 +301,6 @@ void DownstreamConnection::SendContinue() {
 // synchronously: a completed write then needs no write request, no callback and no epoll_ctl.
 void DownstreamConnection::Write(uv_buf_t* bufs, unsigned count) {
   if (continue_inflight_) {  // rare: "100 Continue" did not go out at once
-    write_deferred_ = true;
     deferred_bufs_ = bufs;
     deferred_count_ = count;
     return;
@@ -319,10 +318,8 @@ void DownstreamConnection::OnWritten(int status) {
   continue_inflight_ = false;
   if (status < 0) {
     Close();
-  } else if (write_deferred_) {
-    write_deferred_ = false;
-    conn_.set_write_timeout(worker_->gateway().send_timeout);
-    conn_.Write(deferred_bufs_, deferred_count_);
+  } else if (deferred_bufs_ != nullptr) {
+    Write(std::exchange(deferred_bufs_, nullptr), deferred_count_);
   }
 }
 

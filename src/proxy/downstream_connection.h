@@ -117,9 +117,8 @@ class DownstreamConnection final : core::TcpConnection::Handler {
   Worker* worker_;
   State state_ = State::kReadingHead;
   bool head_deadline_set_ = false;  // client_header_timeout runs for the head being read
-  // "100 Continue" is being written; a response write waits for it (write_deferred_).
+  // "100 Continue" is being written; a response write waits for it (deferred_bufs_ set).
   bool continue_inflight_ = false;
-  bool write_deferred_ = false;
   uv_buf_t* deferred_bufs_ = nullptr;
   unsigned deferred_count_ = 0;
 
@@ -134,7 +133,6 @@ class DownstreamConnection final : core::TcpConnection::Handler {
   core::AddressText peer_;   // the client's address
   core::AddressText local_;  // the listener's address it connected to
   ConnectionInfo conn_info_;
-  uint32_t requests_ = 0;
   bool keep_alive_ = true;  // the connection stays open after the current exchange
   uint64_t peer_rules_version_ = UINT64_MAX;
   bool peer_real_ip_from_ = false;

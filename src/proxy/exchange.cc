@@ -68,34 +68,30 @@ Exchange::Exchange(Worker* worker) : worker_(worker) {
 
 void Exchange::Abort() {
   worker_->pauses().Cancel(ctx_.pause_handle());  // a paused plugin's Resume() is void
-  upstream_.Finish(/*reusable=*/false);
-  ReleasePins();
-  state_ = State::kIdle;
+  Release();
 }
 
-void Exchange::Release() {
-  ReleaseBodyBuffer();
-  upstream_.Finish(/*reusable=*/false);
-  ReleasePins();
-  state_ = State::kIdle;
-}
-
-void Exchange::FinishExchange(bool upstream_reusable) {
-  if (phases_ran_ || worker_->access_log() != nullptr) RunLogPhase();
-  // After the log phase: post_arg_* views point into the body buffer.
+void Exchange::Release(bool upstream_reusable) {
+  // The upstream connection first: closing it cancels a write that still refers to the
+  // body buffer. post_arg_* views point into that buffer until here.
   upstream_.Finish(upstream_reusable);
   ReleaseBodyBuffer();
   ReleasePins();
   route_ = nullptr;
   upstream_conf_ = nullptr;
   state_ = State::kIdle;
+}
+
+void Exchange::FinishExchange(bool upstream_reusable) {
+  if (phases_ran_ || worker_->access_log() != nullptr) RunLogPhase();
+  Release(upstream_reusable);
   down_->EndExchange();  // may start the next request on this exchange, or give it back
 }
 
 // ---------------------------------------------------------------- one request
 
-void Exchange::Start(const char* head, size_t head_len) {
-  int err = parser_.ParseHead(head, head_len, &req_);
+// What every request starts from, whether its head parsed or not.
+void Exchange::BeginRequest() {
   route_ = nullptr;
   remote_addr_ = down_->peer_ip();
   phases_ran_ = false;
@@ -104,6 +100,11 @@ void Exchange::Start(const char* head, size_t head_len) {
   bytes_sent_ = 0;
   body_bytes_ = 0;
   resp_status_ = 0;
+}
+
+void Exchange::Start(const char* head, size_t head_len) {
+  int err = parser_.ParseHead(head, head_len, &req_);
+  BeginRequest();
   worker_->mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
   if (!in_flight_) {
     in_flight_ = true;
@@ -156,13 +157,8 @@ void Exchange::Start(const char* head, size_t head_len) {
 
 void Exchange::Reject(int status, size_t read) {
   req_.Clear();
+  BeginRequest();
   req_body_done_ = true;
-  start_ms_ = uv_now(worker_->loop());
-  bytes_sent_ = 0;
-  body_bytes_ = 0;
-  resp_status_ = 0;
-  phases_ran_ = false;
-  remote_addr_ = down_->peer_ip();
   BeginUnroutedRequest(read);
   ReplyLocal(status, "");
 }

@@ -67,9 +67,11 @@ class Exchange final : public router::RouteFilter, public Pausable, UpstreamRequ
   // The connection closes in the middle of the exchange: a pause is cancelled, the upstream
   // connection closed, the pins dropped. Nothing of the exchange runs after this.
   void Abort();
-  // Gives back what a finished or aborted request still holds (body buffer, pins): before
-  // the exchange goes back to the worker, or is destroyed with its connection.
-  void Release();
+  // Gives back what a finished or aborted request still holds (the upstream connection, to
+  // the pool when `upstream_reusable`; the body buffer; the pins): at the end of every
+  // exchange, and before it goes back to the worker or is destroyed with its connection.
+  // Idempotent.
+  void Release(bool upstream_reusable = false);
   // Unread input may go back to just after the head: a body is being read and no upstream
   // write refers to it.
   bool input_movable() const {
@@ -103,6 +105,7 @@ class Exchange final : public router::RouteFilter, public Pausable, UpstreamRequ
   void OnResponseBroken() override;
 
   // The request, before the upstream (exchange.cc)
+  void BeginRequest();
   void BeginUnroutedRequest(size_t head_len);
   std::string_view ResolveRemoteAddr() const;
   void StartReadingBody();

@@ -202,25 +202,21 @@ class LimitCountRedisTest : public LimitCountTest {
     ASSERT_TRUE(redis_.Start()) << redis_.error();
   }
   // A route limited through Redis; `extra` adds plugin fields ("allow_degradation: true").
-  std::string RedisRoutes(int count, const std::string& extra = "") {
-    return Routes(R"(
-routes:
-  - id: r1
-    uri: /hello
-    upstream: {A}
-    plugins:
-      limit-count:
-        count: )" +
-                  std::to_string(count) + R"(
-        time_window: 60
-        key: http_x_user
-        policy: redis
-        redis_host: 127.0.0.1
-        redis_port: )" +
-                  std::to_string(redis_.port()) + R"(
-        redis_timeout: 300
-        rejected_code: 429
-)" + extra + "#END\n");
+  // One route item limited through Redis; `fields` are more limit-count lines (each
+  // "        name: value\n").
+  std::string RedisRoute(const std::string& id, const std::string& uri, const std::string& fields) {
+    return "\n  - id: " + id + "\n    uri: " + uri +
+           "\n    upstream: {A}\n    plugins:\n      limit-count:\n        time_window: 60\n"
+           "        policy: redis\n        redis_host: 127.0.0.1\n        redis_port: " +
+           std::to_string(redis_.port()) + "\n        redis_timeout: 300\n" + fields;
+  }
+  // The route every test here uses: /hello, limited per X-User to `count`, 429 past it.
+  std::string RedisRoutes(int count) {
+    return Routes("routes:" +
+                  RedisRoute("r1", "/hello",
+                             "        count: " + std::to_string(count) +
+                                 "\n        key: http_x_user\n        rejected_code: 429\n") +
+                  "#END\n");
   }
 
   testing::RedisServer redis_;
@@ -260,35 +256,11 @@ TEST_F(LimitCountRedisTest, TwoGatewaysOnOneRedisShareOneLimit) {
 }
 
 TEST_F(LimitCountRedisTest, RedisDownFailsClosedOrDegradesAndRecovers) {
-  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(R"(
-routes:
-  - id: strict
-    uri: /hello
-    upstream: {A}
-    plugins:
-      limit-count:
-        count: 100
-        time_window: 60
-        policy: redis
-        redis_host: 127.0.0.1
-        redis_port: )" + std::to_string(redis_.port()) +
-                                                   R"(
-        redis_timeout: 300
-  - id: lenient
-    uri: /status/200
-    upstream: {A}
-    plugins:
-      limit-count:
-        count: 100
-        time_window: 60
-        policy: redis
-        redis_host: 127.0.0.1
-        redis_port: )" + std::to_string(redis_.port()) +
-                                                   R"(
-        redis_timeout: 300
-        allow_degradation: true
-#END
-)")));
+  ASSERT_NO_FATAL_FAILURE(
+      StartGateway(gw_, Routes("routes:" + RedisRoute("strict", "/hello", "        count: 100\n") +
+                               RedisRoute("lenient", "/status/200",
+                                          "        count: 100\n        allow_degradation: true\n") +
+                               "#END\n")));
   EXPECT_EQ(Send("/hello").status, 200);
   redis_.Kill();
   HttpResponse r = Send("/hello");

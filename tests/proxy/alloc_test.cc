@@ -17,9 +17,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "config/specs.h"
 #include "core/listen_socket.h"
@@ -118,6 +120,74 @@ class Origin {
   std::thread thread_;
 };
 
+// Warm requests measured per case (after 200 more that warm the worker up).
+constexpr int kRequests = 2000;
+
+// Heap allocations made by `n` calls of `round_trip` (one exchange on the warm connection
+// each) after 200 warm-up calls; nullopt, with the failure reported, when one failed.
+template <typename RoundTripFn>
+std::optional<uint64_t> WarmAllocations(int n, RoundTripFn round_trip) {
+  for (int i = 0; i < 200; ++i) {
+    if (!round_trip()) {
+      ADD_FAILURE() << "warm-up " << i;
+      return std::nullopt;
+    }
+  }
+  uint64_t before = turnpike::testing::TotalAllocations();
+  for (int i = 0; i < n; ++i) {
+    if (!round_trip()) {
+      ADD_FAILURE() << "request " << i;
+      return std::nullopt;
+    }
+  }
+  return turnpike::testing::TotalAllocations() - before;
+}
+
+// The gateway every case runs: one worker, and upstream connections never recycled (a
+// recycle after `requests` allocates a new connection; the steady state between recycles is
+// what is measured).
+std::shared_ptr<config::GatewayConfig> OneWorkerGateway() {
+  auto gateway = std::make_shared<config::GatewayConfig>();
+  gateway->worker_processes = 1;
+  gateway->upstream_keepalive.requests = 1000000;
+  return gateway;
+}
+
+// Routes with upstream "1" on the origin at `port`, and route "r1" on /hello to it (taking
+// `plugins`) unless `hello` is false.
+config::RoutesConfig OriginRoutes(int port, std::vector<config::PluginSpec> plugins = {},
+                                  bool hello = true) {
+  config::RoutesConfig routes;
+  config::UpstreamSpec up;
+  up.id = "1";
+  up.nodes.push_back({.host = "127.0.0.1", .port = port, .weight = 1});
+  routes.upstreams.push_back(up);
+  if (hello) {
+    config::RouteSpec route;
+    route.id = "r1";
+    route.uris = {"/hello"};
+    route.upstream_id = "1";
+    route.plugins = std::move(plugins);
+    routes.routes.push_back(std::move(route));
+  }
+  return routes;
+}
+
+// A worker of `gateway` listening on a loopback port (the test starts, drains and joins it).
+struct ServingWorker {
+  explicit ServingWorker(std::shared_ptr<const config::GatewayConfig> gateway)
+      : listen_fd(Listen()),
+        port(listen_fd >= 0 ? core::LocalPort(listen_fd) : 0),
+        worker(0, std::move(gateway), {listen_fd}) {}
+  static int Listen() {
+    StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
+    return listen.ok() ? listen.value() : -1;
+  }
+  int listen_fd;
+  int port;
+  Worker worker;
+};
+
 // One request, one whole response of known length (learned on the first call).
 bool RoundTrip(int fd, std::string_view request, size_t* response_len) {
   if (write(fd, request.data(), request.size()) < 0) return false;
@@ -143,28 +213,15 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   Origin origin;
   ASSERT_TRUE(origin.ok());
 
-  auto gateway = std::make_shared<config::GatewayConfig>();
-  gateway->worker_processes = 1;
-  // Upstream connections are recycled after `requests` (default 1000), which allocates a new
-  // connection; measure the steady state between recycles.
-  gateway->upstream_keepalive.requests = 1000000;
-  config::RoutesConfig routes;
-  config::UpstreamSpec up;
-  up.id = "1";
-  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
-  routes.upstreams.push_back(up);
-  config::RouteSpec route;
-  route.id = "r1";
-  route.uris = {"/hello"};
-  route.upstream_id = "1";
-  routes.routes.push_back(route);
+  auto gateway = OneWorkerGateway();
+  config::RoutesConfig routes = OriginRoutes(origin.port());
   BuildReport report;
   SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
 
-  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(listen.ok());
-  int port = core::LocalPort(listen.value());
-  Worker worker(0, gateway, {listen.value()});
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  Worker& worker = serving.worker;
+  const int port = serving.port;
   worker.Start(snap);
 
   int fd = ConnectTo(port);
@@ -174,17 +231,10 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   uint64_t cold = turnpike::testing::TotalAllocations();
   ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len));
   EXPECT_GT(turnpike::testing::TotalAllocations() - cold, 0u);
-  for (int i = 0; i < 200; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << "warm-up " << i;
-  }
-
-  constexpr int kRequests = 2000;
-  uint64_t before = turnpike::testing::TotalAllocations();
-  for (int i = 0; i < kRequests; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << i;
-  }
-  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
-  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+  std::optional<uint64_t> allocations =
+      WarmAllocations(kRequests, [&] { return RoundTrip(fd, kHelloRequest, &response_len); });
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
 
   close(fd);
   worker.Drain();
@@ -202,26 +252,15 @@ TEST(AllocationTest, WarmRequestsWithAnAccessLogDoNotAllocate) {
   StatusOr<std::shared_ptr<LogFile>> file = writer.Open(dir.File("access.log"));
   ASSERT_TRUE(file.ok()) << file.status().message();
 
-  auto gateway = std::make_shared<config::GatewayConfig>();
-  gateway->worker_processes = 1;
-  gateway->upstream_keepalive.requests = 1000000;
-  config::RoutesConfig routes;
-  config::UpstreamSpec up;
-  up.id = "1";
-  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
-  routes.upstreams.push_back(up);
-  config::RouteSpec route;
-  route.id = "r1";
-  route.uris = {"/hello"};
-  route.upstream_id = "1";
-  routes.routes.push_back(route);
+  auto gateway = OneWorkerGateway();
+  config::RoutesConfig routes = OriginRoutes(origin.port());
   BuildReport report;
   SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
 
-  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(listen.ok());
-  int port = core::LocalPort(listen.value());
-  Worker worker(0, gateway, {listen.value()});
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  Worker& worker = serving.worker;
+  const int port = serving.port;
   worker.set_access_log(std::make_shared<AccessLog>(gateway->access_log_template, file.value()));
   worker.Start(snap);
 
@@ -231,14 +270,10 @@ TEST(AllocationTest, WarmRequestsWithAnAccessLogDoNotAllocate) {
   int fd = ConnectTo(port);
   ASSERT_GE(fd, 0);
   size_t response_len = 0;
-  for (int i = 0; i < 200; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << "warm-up " << i;
-  }
-  constexpr int kRequests = 2000;
-  uint64_t before = turnpike::testing::TotalAllocations();
-  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << i;
-  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
-  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+  std::optional<uint64_t> allocations =
+      WarmAllocations(kRequests, [&] { return RoundTrip(fd, kRequest, &response_len); });
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
 
   close(fd);
   worker.Drain();
@@ -294,30 +329,18 @@ TEST(AllocationTest, WarmRequestsThroughFileLoggerDoNotAllocate) {
   PluginRegistry registry;
   registry.Register(std::make_unique<plugins::file_logger::FileLoggerFactory>(writer));
 
-  auto gateway = std::make_shared<config::GatewayConfig>();
-  gateway->worker_processes = 1;
-  gateway->upstream_keepalive.requests = 1000000;
-  config::RoutesConfig routes;
-  config::UpstreamSpec up;
-  up.id = "1";
-  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
-  routes.upstreams.push_back(up);
-  config::RouteSpec route;
-  route.id = "r1";
-  route.uris = {"/hello"};
-  route.upstream_id = "1";
+  auto gateway = OneWorkerGateway();
   std::string conf = R"({"path": ")" + dir.File("entries.log") + R"("})";
-  route.plugins = {Spec("file-logger", conf.c_str())};
-  routes.routes.push_back(route);
+  config::RoutesConfig routes = OriginRoutes(origin.port(), {Spec("file-logger", conf.c_str())});
   BuildReport report;
   SnapshotConstSharedPtr snap =
       BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry}, &report);
   ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
 
-  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(listen.ok());
-  int port = core::LocalPort(listen.value());
-  Worker worker(0, gateway, {listen.value()});
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  Worker& worker = serving.worker;
+  const int port = serving.port;
   worker.Start(snap);
 
   constexpr std::string_view kRequest =
@@ -326,14 +349,10 @@ TEST(AllocationTest, WarmRequestsThroughFileLoggerDoNotAllocate) {
   int fd = ConnectTo(port);
   ASSERT_GE(fd, 0);
   size_t response_len = 0;
-  for (int i = 0; i < 200; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << "warm-up " << i;
-  }
-  constexpr int kRequests = 2000;
-  uint64_t before = turnpike::testing::TotalAllocations();
-  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << i;
-  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
-  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+  std::optional<uint64_t> allocations =
+      WarmAllocations(kRequests, [&] { return RoundTrip(fd, kRequest, &response_len); });
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
 
   close(fd);
   worker.Drain();
@@ -363,27 +382,16 @@ TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
   registry.Register(std::make_unique<plugins::response_rewrite::ResponseRewriteFactory>());
   registry.Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
 
-  auto gateway = std::make_shared<config::GatewayConfig>();
-  gateway->worker_processes = 1;
-  gateway->upstream_keepalive.requests = 1000000;
-  config::RoutesConfig routes;
-  config::UpstreamSpec up;
-  up.id = "1";
-  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
-  routes.upstreams.push_back(up);
-  config::RouteSpec route;
-  route.id = "r1";
-  route.uris = {"/hello"};
-  route.upstream_id = "1";
-  route.plugins = {Spec("request-id", "{}"),
-                   // A template key here, a variable key in the global rule.
-                   Spec("limit-count", R"({"rules": [{"count": 1000000000, "time_window": 60,
+  auto gateway = OneWorkerGateway();
+  config::RoutesConfig routes = OriginRoutes(
+      origin.port(), {Spec("request-id", "{}"),
+                      // A template key here, a variable key in the global rule.
+                      Spec("limit-count", R"({"rules": [{"count": 1000000000, "time_window": 60,
           "key": "$remote_addr-$http_host"}]})"),
-                   Spec("ip-restriction", R"({"whitelist": ["127.0.0.0/8", "::1"]})"),
-                   Spec("response-rewrite", R"({"vars": [["status", "==", 200]],
+                      Spec("ip-restriction", R"({"whitelist": ["127.0.0.0/8", "::1"]})"),
+                      Spec("response-rewrite", R"({"vars": [["status", "==", 200]],
           "filters": [{"regex": "hel+", "replace": "HEL", "scope": "global"}],
-          "headers": {"set": {"X-Client": "$remote_addr:$remote_port"}}})")};
-  routes.routes.push_back(route);
+          "headers": {"set": {"X-Client": "$remote_addr:$remote_port"}}})")});
   config::GlobalRuleSpec g;
   g.id = "g";
   g.plugins = {Spec("response-rewrite", R"({"headers": {"add": ["X-Global: $uri"]}})"),
@@ -394,21 +402,18 @@ TEST(AllocationTest, WarmRequestsThroughBuiltinPluginsDoNotAllocate) {
       BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry}, &report);
   ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
 
-  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(listen.ok());
-  int port = core::LocalPort(listen.value());
-  Worker worker(0, gateway, {listen.value()});
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  Worker& worker = serving.worker;
+  const int port = serving.port;
   worker.Start(snap);
 
   int fd = ConnectTo(port);
   ASSERT_GE(fd, 0);
-  for (int i = 0; i < 200; ++i) ASSERT_TRUE(RoundTripChunked(fd)) << "warm-up " << i;
-
-  constexpr int kRequests = 2000;
-  uint64_t before = turnpike::testing::TotalAllocations();
-  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTripChunked(fd)) << i;
-  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
-  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+  std::optional<uint64_t> allocations =
+      WarmAllocations(kRequests, [&] { return RoundTripChunked(fd); });
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
 
   close(fd);
   worker.Drain();
@@ -483,24 +488,13 @@ TEST(AllocationTest, WarmRequestsCountedByPrometheusDoNotAllocate) {
   registry.Register(std::make_unique<plugins::prometheus::PrometheusFactory>());
   metrics::Registry metrics(1);
 
-  auto gateway = std::make_shared<config::GatewayConfig>();
-  gateway->worker_processes = 1;
-  gateway->upstream_keepalive.requests = 1000000;
+  auto gateway = OneWorkerGateway();
   gateway->plugin_attr.emplace_back(
       "prometheus",
       nlohmann::json::parse(
           R"({"metrics": {"http_status": {"extra_labels": [{"method": "$request_method"}]}}})"));
-  config::RoutesConfig routes;
-  config::UpstreamSpec up;
-  up.id = "1";
-  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
-  routes.upstreams.push_back(up);
-  config::RouteSpec route;
-  route.id = "r1";
-  route.uris = {"/hello"};
-  route.upstream_id = "1";
-  route.plugins = {Spec("prometheus", R"({"prefer_name": true})")};
-  routes.routes.push_back(route);
+  config::RoutesConfig routes =
+      OriginRoutes(origin.port(), {Spec("prometheus", R"({"prefer_name": true})")});
   config::GlobalRuleSpec g;
   g.id = "g";
   g.plugins = {Spec("prometheus", "{}")};
@@ -510,24 +504,20 @@ TEST(AllocationTest, WarmRequestsCountedByPrometheusDoNotAllocate) {
       BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry, &metrics}, &report);
   ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
 
-  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(listen.ok());
-  int port = core::LocalPort(listen.value());
-  Worker worker(0, gateway, {listen.value()});
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  Worker& worker = serving.worker;
+  const int port = serving.port;
   worker.Start(snap);
 
   constexpr std::string_view kRequest = "GET /hello HTTP/1.1\r\nHost: example.com\r\n\r\n";
   int fd = ConnectTo(port);
   ASSERT_GE(fd, 0);
   size_t response_len = 0;
-  for (int i = 0; i < 200; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << "warm-up " << i;
-  }
-  constexpr int kRequests = 2000;
-  uint64_t before = turnpike::testing::TotalAllocations();
-  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << i;
-  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
-  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+  std::optional<uint64_t> allocations =
+      WarmAllocations(kRequests, [&] { return RoundTrip(fd, kRequest, &response_len); });
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
 
   close(fd);
   worker.Drain();
@@ -549,45 +539,27 @@ TEST(AllocationTest, WarmRequestsUsingPluginStateDoNotAllocate) {
   PluginRegistry registry;
   registry.Register(std::make_unique<TallyFactory>(&tallied));
 
-  auto gateway = std::make_shared<config::GatewayConfig>();
-  gateway->worker_processes = 1;
-  gateway->upstream_keepalive.requests = 1000000;
-  config::RoutesConfig routes;
-  config::UpstreamSpec up;
-  up.id = "1";
-  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
-  routes.upstreams.push_back(up);
-  config::RouteSpec route;
-  route.id = "r1";
-  route.uris = {"/hello"};
-  route.upstream_id = "1";
-  route.plugins = {Spec("tally", "{}")};
-  routes.routes.push_back(route);
+  auto gateway = OneWorkerGateway();
+  config::RoutesConfig routes = OriginRoutes(origin.port(), {Spec("tally", "{}")});
   BuildReport report;
   SnapshotConstSharedPtr snap =
       BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry}, &report);
   ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
   ASSERT_EQ(snap->worker_state_plugins.size(), 1u);
 
-  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(listen.ok());
-  int port = core::LocalPort(listen.value());
-  Worker worker(0, gateway, {listen.value()});
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  Worker& worker = serving.worker;
+  const int port = serving.port;
   worker.Start(snap);
 
   int fd = ConnectTo(port);
   ASSERT_GE(fd, 0);
   size_t response_len = 0;
-  for (int i = 0; i < 200; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << "warm-up " << i;
-  }
-  constexpr int kRequests = 2000;
-  uint64_t before = turnpike::testing::TotalAllocations();
-  for (int i = 0; i < kRequests; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << i;
-  }
-  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
-  EXPECT_EQ(allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+  std::optional<uint64_t> allocations =
+      WarmAllocations(kRequests, [&] { return RoundTrip(fd, kHelloRequest, &response_len); });
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
 
   close(fd);
   worker.Drain();
@@ -599,14 +571,8 @@ TEST(PostArgAllocationTest, WarmFormRequestsDoNotAllocate) {
   Origin origin;
   ASSERT_TRUE(origin.ok());
 
-  auto gateway = std::make_shared<config::GatewayConfig>();
-  gateway->worker_processes = 1;
-  gateway->upstream_keepalive.requests = 1000000;
-  config::RoutesConfig routes;
-  config::UpstreamSpec up;
-  up.id = "1";
-  up.nodes.push_back({.host = "127.0.0.1", .port = origin.port(), .weight = 1});
-  routes.upstreams.push_back(up);
+  auto gateway = OneWorkerGateway();
+  config::RoutesConfig routes = OriginRoutes(origin.port(), {}, /*hello=*/false);
   config::RouteSpec route;
   route.id = "form";
   route.uris = {"/form"};
@@ -620,10 +586,10 @@ TEST(PostArgAllocationTest, WarmFormRequestsDoNotAllocate) {
   SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
   ASSERT_TRUE(snap->needs_post_args);
 
-  StatusOr<int> listen = core::CreateListenSocket({.ip = "127.0.0.1", .port = 0});
-  ASSERT_TRUE(listen.ok());
-  int port = core::LocalPort(listen.value());
-  Worker worker(0, gateway, {listen.value()});
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  Worker& worker = serving.worker;
+  const int port = serving.port;
   worker.Start(snap);
 
   static const char kRequest[] =
@@ -637,18 +603,12 @@ TEST(PostArgAllocationTest, WarmFormRequestsDoNotAllocate) {
   int fd = ConnectTo(port);
   ASSERT_GE(fd, 0);
   size_t response_len = 0;
-  for (int i = 0; i < 200; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << "warm-up " << i;
-    ASSERT_TRUE(RoundTrip(fd, kChunked, &response_len)) << "warm-up " << i;
-  }
-  constexpr int kRequests = 1000;
-  uint64_t before = turnpike::testing::TotalAllocations();
-  for (int i = 0; i < kRequests; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kRequest, &response_len)) << i;
-    ASSERT_TRUE(RoundTrip(fd, kChunked, &response_len)) << i;
-  }
-  uint64_t allocations = turnpike::testing::TotalAllocations() - before;
-  EXPECT_EQ(allocations, 0u) << "heap allocations over " << 2 * kRequests << " warm requests";
+  constexpr int kPairs = 1000;  // a Content-Length body and a chunked one each
+  std::optional<uint64_t> allocations = WarmAllocations(kPairs, [&] {
+    return RoundTrip(fd, kRequest, &response_len) && RoundTrip(fd, kChunked, &response_len);
+  });
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << 2 * kPairs << " warm requests";
 
   close(fd);
   worker.Drain();

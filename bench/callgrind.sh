@@ -10,6 +10,11 @@
 # Env:   TURNPIKE_BIN   default build/release/src/daemon/turnpike
 #        BACKEND_BIN    default: turnpike_test_backend next to it (build/release/tests/)
 #        ROUTES_EXTRA   extra YAML under the route (e.g. a plugins: map), indented 4 spaces
+#        PLUGINS_YAML   a file with the route's `plugins:` map (as bench/compare.sh takes it),
+#                       e.g. bench/chain.yaml: limit-count + proxy-rewrite + prometheus
+#        KEYS=0         > 0: requests carry `X-Client: client-<i mod KEYS>` (1: a stable
+#                       rate-limit key; 4096: rotating keys, as APISIX PR #14141); 0: no such
+#                       header (the plain 4-header GET the earlier figures were taken with)
 #        KEEP=1         keep the callgrind outputs (callgrind_annotate them) and print where
 set -euo pipefail
 
@@ -52,11 +57,19 @@ nginx_config:
   worker_processes: 1
   error_log_level: warn
 EOF
+plugins=
+if [[ -n ${PLUGINS_YAML:-} ]]; then
+  [[ -f $PLUGINS_YAML ]] || { echo "callgrind: PLUGINS_YAML: no file $PLUGINS_YAML" >&2; exit 2; }
+  plugins=$'    plugins:\n'$(sed 's/^/      /' "$PLUGINS_YAML")
+fi
+keys=${KEYS:-0}
+[[ $keys =~ ^[0-9]+$ ]] || { echo "callgrind: KEYS must be a whole number" >&2; exit 2; }
 cat >"$work/apisix.yaml" <<EOF
 routes:
   - id: hello
     uri: /hello
 ${ROUTES_EXTRA:-}
+$plugins
     upstream:
       nodes:
         "127.0.0.1:$backend_port": 1
@@ -65,9 +78,9 @@ EOF
 
 # requests COUNT: COUNT sequential keep-alive requests on one connection.
 requests() {
-  python3 - "$port" "$1" <<'PY'
+  python3 - "$port" "$1" "$keys" <<'PY'
 import socket, sys, time
-port, count = int(sys.argv[1]), int(sys.argv[2])
+port, count, keys = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 deadline = time.time() + 60
 while True:
     try:
@@ -77,9 +90,10 @@ while True:
         if time.time() > deadline:
             sys.exit("callgrind: turnpike did not accept connections")
         time.sleep(0.2)
-req = b"GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: callgrind\r\nAccept: */*\r\n\r\n"
-for _ in range(count):
-    s.sendall(req)
+head = b"GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: callgrind\r\nAccept: */*\r\n"
+reqs = [head + b"X-Client: client-%d\r\n\r\n" % k for k in range(keys)] or [head + b"\r\n"]
+for i in range(count):
+    s.sendall(reqs[i % len(reqs)])
     buf = b""
     while not buf.endswith(b"hello world\n"):
         chunk = s.recv(65536)

@@ -27,6 +27,13 @@
 #        SLOWLORIS=0      after the rounds: ROUNDS more wrk runs per proxy while this many
 #                         slowloris clients trickle unfinished heads (bench/hold_clients.py),
 #                         reporting p99 with and without them
+#        SCENARIOS=plain  space-separated: "plain" (GET /hello) or NAME for the wrk Lua script
+#                         bench/wrk/NAME.lua; every proxy runs every scenario each round, and
+#                         each later scenario is also compared with the first (e.g.
+#                         SCENARIOS="stable_key rotate_keys": APISIX PR #14141's story)
+#        PLUGINS_YAML     a file with the `plugins:` map of Turnpike's route (bench/chain.yaml:
+#                         limit-count + proxy-rewrite + prometheus); nginx stays a plain proxy
+#        CONFIG_EXTRA     YAML text appended to Turnpike's config.yaml (plugin_attr, ...)
 #
 # Both proxies do comparable work: HTTP/1.1 keep-alive to the upstream (pool of 320), client
 # keep-alive without a per-connection request cap, no access log, and the forwarding headers
@@ -48,11 +55,22 @@ read -r -a proxies <<<"${PROXIES:-turnpike nginx}"
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 pin=${PIN:-auto}
 keep=${KEEP:-0}
+plugins_yaml=${PLUGINS_YAML:-}
+config_extra=${CONFIG_EXTRA:-}
+read -r -a scenarios <<<"${SCENARIOS:-plain}"
 
 for p in "${proxies[@]}"; do
   [[ $p == turnpike || $p == nginx ]] || { echo "compare: unknown proxy '$p'" >&2; exit 2; }
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "compare: ROUNDS must be a positive integer" >&2; exit 2; }
+for s in "${scenarios[@]}"; do
+  [[ $s == plain || -f $root/bench/wrk/$s.lua ]] ||
+    { echo "compare: unknown scenario '$s' (no bench/wrk/$s.lua)" >&2; exit 2; }
+done
+if [[ -n $plugins_yaml ]]; then
+  [[ -f $plugins_yaml ]] || { echo "compare: PLUGINS_YAML: no file $plugins_yaml" >&2; exit 2; }
+  plugins_yaml=$(realpath "$plugins_yaml")
+fi
 
 turnpike_ensure_packages "${TURNPIKE_BENCH_DEPS[@]}" curl python3
 idle=${IDLE:-0}
@@ -79,226 +97,36 @@ if [[ $pin == 1 || ($pin == auto && $ncpu -ge 2) ]] && command -v taskset >/dev/
   load_cpus=(taskset -c "1-$((ncpu - 1))")
 fi
 
-# Work directory and cleanup -------------------------------------------------------------------
-work=$(mktemp -d "${TMPDIR:-/tmp}/turnpike-bench.XXXXXX")
-chmod 755 "$work"  # nginx workers may run as an unprivileged user
-started_pids=()
-wrk_pid=
+# Shared load-test pieces ---------------------------------------------------------------------------
+bench_name=compare
+# shellcheck source=bench/lib/loadtest.sh
+source "$root/bench/lib/loadtest.sh"
 
-stop_pid() {  # stop_pid PID: SIGTERM, up to 5 s, then SIGKILL; reaps our own children.
-  local pid=$1 i
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-  fi
-  wait "$pid" 2>/dev/null || true
-}
-
-cleanup() {
-  local i pid orphans=()
-  [[ -n $wrk_pid ]] && stop_pid "$wrk_pid"
-  for ((i = ${#started_pids[@]} - 1; i >= 0; i--)); do
-    pid=${started_pids[i]}
-    # An nginx master stops its workers itself; remember them in case it had to be killed.
-    mapfile -t -O "${#orphans[@]}" orphans < <(children_of "$pid")
-    stop_pid "$pid"
-  done
-  for pid in "${orphans[@]}"; do
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-  done
-  if [[ $keep == 1 ]]; then
-    echo "compare: work directory kept: $work" >&2
-  else
-    rm -rf "$work"
-  fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# Ports ------------------------------------------------------------------------------------------
-handed_out=()
-
-port_in_use() {
-  local p=$1 u
-  for u in "${handed_out[@]}"; do [[ $u == "$p" ]] && return 0; done
-  # Something accepts connections there?
-  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then return 0; fi
-  # Bound but maybe not accepting (or listening on another address)?
-  if command -v ss >/dev/null 2>&1 && [[ -n $(ss -Htan "sport = :$p" 2>/dev/null) ]]; then
-    return 0
-  fi
-  return 1
-}
-
-# free_port: sets REPLY to a port in 20000-29999 (below Linux's ephemeral range) that nothing
-# uses and that this script has not handed out yet.
-free_port() {
-  local p=$((20000 + RANDOM % 10000)) i
-  for ((i = 0; i < 10000; i++)); do
-    if ! port_in_use "$p"; then
-      handed_out+=("$p")
-      REPLY=$p
-      return 0
-    fi
-    p=$((20000 + (p - 20000 + 1) % 10000))
-  done
-  echo "compare: no free port found" >&2
-  return 1
-}
-
-# Processes --------------------------------------------------------------------------------------
-# wait_ready NAME PID URL LOG: waits up to 10 s for URL to answer `hello world`.
-wait_ready() {
-  local name=$1 pid=$2 url=$3 log=$4 i body
-  for ((i = 0; i < 100; i++)); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "compare: $name exited during start-up; its log ($log):" >&2
-      cat "$log" >&2 || true
-      exit 1
-    fi
-    body=$(curl -fsS --max-time 1 "$url" 2>/dev/null || true)
-    if [[ $body == "hello world" ]]; then return 0; fi
-    sleep 0.1
-  done
-  echo "compare: $name did not answer 'hello world' on $url within 10 s; log ($log):" >&2
-  cat "$log" >&2 || true
-  exit 1
-}
-
-# children_of PID: prints the PIDs whose parent is PID (no procps needed).
-children_of() {
-  local parent=$1 f stat fields
-  for f in /proc/[0-9]*/stat; do
-    { stat=$(<"$f"); } 2>/dev/null || continue
-    stat=${stat##*) }
-    read -r -a fields <<<"$stat"
-    [[ ${fields[1]} == "$parent" ]] && { f=${f#/proc/}; printf '%s\n' "${f%/stat}"; }
-  done
-  return 0
-}
-
-# cpu_ticks PID...: utime + stime (clock ticks) summed over the given processes (all threads).
-cpu_ticks() {
-  local total=0 pid stat fields
-  for pid in "$@"; do
-    stat=$(<"/proc/$pid/stat")
-    stat=${stat##*) }  # fields after the command name, which may contain spaces
-    read -r -a fields <<<"$stat"
-    total=$((total + fields[11] + fields[12]))  # fields 14 and 15 of proc(5)
-  done
-  echo "$total"
-}
-
-nginx_common() {  # nginx_common DIR: the main-context and http-context lines both nginx use
-  local dir=$1
-  cat <<EOF
-worker_processes 1;
-daemon off;
-master_process on;
-pid $dir/nginx.pid;
-error_log $dir/error.log warn;
-events { worker_connections 65536; }
-EOF
-}
-
-nginx_temp_paths() {
-  local dir=$1
-  cat <<EOF
-    client_body_temp_path $dir/tmp/body;
-    proxy_temp_path $dir/tmp/proxy;
-    fastcgi_temp_path $dir/tmp/fastcgi;
-    uwsgi_temp_path $dir/tmp/uwsgi;
-    scgi_temp_path $dir/tmp/scgi;
-EOF
-}
-
-# start_nginx NAME CPU-PREFIX...: runs nginx with $work/NAME/nginx.conf; sets REPLY to the
-# master's PID.
-start_nginx() {
-  local name=$1 dir=$work/$1
-  shift
-  "$@" nginx -p "$dir/" -c "$dir/nginx.conf" >"$dir/nginx.log" 2>&1 &
-  REPLY=$!
-  started_pids+=("$REPLY")
-}
-
-# Upstream: nginx answering `hello world` ---------------------------------------------------------
-free_port
-up_port=$REPLY
-mkdir -p "$work/upstream/tmp"
-{
-  nginx_common "$work/upstream"
-  cat <<EOF
-http {
-    access_log off;
-$(nginx_temp_paths "$work/upstream")
-    keepalive_requests 1000000;
-    keepalive_timeout 60s;
-    server {
-        listen 127.0.0.1:$up_port backlog=4096;
-        location = /hello {
-            default_type text/plain;
-            return 200 "hello world\n";
-        }
-    }
-}
-EOF
-} >"$work/upstream/nginx.conf"
-start_nginx upstream "${load_cpus[@]}"
-upstream_pid=$REPLY
-wait_ready "upstream nginx" "$upstream_pid" "http://127.0.0.1:$up_port/hello" \
-  "$work/upstream/error.log"
-
-# Proxies ----------------------------------------------------------------------------------------
+# Upstream and proxies --------------------------------------------------------------------------
+start_upstream_nginx
 declare -A proxy_url proxy_cpu_pids proxy_label
 
 start_turnpike() {
-  local dir=$work/turnpike port pid
-  free_port
-  port=$REPLY
+  local dir=$work/turnpike plugins=
   mkdir -p "$dir"
-  cat >"$dir/config.yaml" <<EOF
-apisix:
-  node_listen:
-    - ip: 127.0.0.1
-      port: $port
-  enable_ipv6: false
-deployment:
-  role: data_plane
-  role_data_plane:
-    config_provider: yaml
-nginx_config:
-  worker_processes: 1
-  error_log_level: warn
-  http:
-    keepalive_timeout: 60s
-    upstream:
-      keepalive: 320
-      keepalive_requests: 1000
-      keepalive_timeout: 60s
-EOF
+  if [[ -n $plugins_yaml ]]; then
+    plugins=$'    plugins:\n'$(sed 's/^/      /' "$plugins_yaml")
+  fi
   cat >"$dir/apisix.yaml" <<EOF
 routes:
   - id: hello
     uri: /hello
+$plugins
     upstream:
       type: roundrobin
       nodes:
         "127.0.0.1:$up_port": 1
 #END
 EOF
-  "${proxy_cpus[@]}" "$turnpike_bin" -c "$dir/config.yaml" >"$dir/turnpike.log" 2>&1 &
-  pid=$!
-  started_pids+=("$pid")
-  wait_ready turnpike "$pid" "http://127.0.0.1:$port/hello" "$dir/turnpike.log"
-  proxy_url[turnpike]=http://127.0.0.1:$port/hello
-  proxy_cpu_pids[turnpike]=$pid
-  proxy_label[turnpike]="turnpike (pid $pid)"
+  start_turnpike_process "$dir" "$config_extra" "${proxy_cpus[@]}"
+  proxy_url[turnpike]=http://127.0.0.1:$TURNPIKE_PORT/hello
+  proxy_cpu_pids[turnpike]=$TURNPIKE_PID
+  proxy_label[turnpike]="turnpike (pid $TURNPIKE_PID)"
 }
 
 start_nginx_proxy() {
@@ -359,20 +187,27 @@ done
 clk_tck=$(getconf CLK_TCK)
 
 # Runs ---------------------------------------------------------------------------------------------
-declare -A results  # "<proxy> <metric>" -> space-separated values, one per round
+# A run is one proxy under one scenario: "plain" (GET /hello) or a wrk Lua script
+# bench/wrk/<scenario>.lua (rotating keys, paced requests, ...). Its label is the proxy's name,
+# or proxy/scenario when SCENARIOS names more than "plain".
+run_list=()
+declare -A run_proxy run_scenario
+for p in "${proxies[@]}"; do
+  for s in "${scenarios[@]}"; do
+    label=$p
+    [[ ${scenarios[*]} == plain ]] || label=$p/$s
+    run_list+=("$label")
+    run_proxy[$label]=$p
+    run_scenario[$label]=$s
+  done
+done
+declare -A results  # "<label> <metric>" -> space-separated values, one per round
 
-to_ms() {  # wrk latency (e.g. 812.00us, 1.23ms, 2.01s) -> milliseconds
-  awk -v v="$1" 'BEGIN {
-    if (v ~ /us$/) { sub(/us$/, "", v); printf "%.3f", v / 1000 }
-    else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.3f", v }
-    else if (v ~ /m$/) { sub(/m$/, "", v); printf "%.3f", v * 60000 }
-    else if (v ~ /s$/) { sub(/s$/, "", v); printf "%.3f", v * 1000 }
-    else printf "nan" }'
-}
-
-# run_wrk PROXY DURATION OUTFILE: one wrk run with CPU sampling; sets the RUN_* variables.
+# run_wrk LABEL DURATION OUTFILE: one wrk run with CPU sampling; sets the RUN_* variables.
 run_wrk() {
-  local proxy=$1 dur=$2 out=$3 pids pid before after
+  local label=$1 dur=$2 out=$3 proxy=${run_proxy[$1]} scenario=${run_scenario[$1]} pids pid
+  local before after script=()
+  [[ $scenario == plain ]] || script=(-s "$root/bench/wrk/$scenario.lua")
   read -r -a pids <<<"${proxy_cpu_pids[$proxy]}"
   for pid in "${pids[@]}"; do
     if [[ ! -e /proc/$pid/stat ]]; then
@@ -382,65 +217,52 @@ run_wrk() {
   done
   before=$(cpu_ticks "${pids[@]}")
   # In the background so that a signal to this script is handled at once (see the traps).
-  "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency \
+  "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
     "${proxy_url[$proxy]}" >"$out" 2>&1 &
   wrk_pid=$!
   wait "$wrk_pid" || true
   wrk_pid=
   after=$(cpu_ticks "${pids[@]}")
-  RUN_RPS=$(awk '/^Requests\/sec:/ {print $2}' "$out")
-  RUN_REQS=$(awk '/ requests in / {print $1}' "$out")
-  RUN_P50=$(to_ms "$(awk '$1 == "50%" {print $2}' "$out")")
-  RUN_P99=$(to_ms "$(awk '$1 == "99%" {print $2}' "$out")")
-  RUN_ERRORS=$(awk '/Non-2xx or 3xx responses:/ {n += $NF}
-                    /Socket errors:/ {gsub(/,/, ""); n += $4 + $6 + $8 + $10}
-                    END {print n + 0}' "$out")
-  if [[ -z $RUN_RPS || -z $RUN_REQS || $RUN_REQS == 0 ]]; then
-    echo "compare: wrk against $proxy produced no result; its output ($out):" >&2
-    cat "$out" >&2
-    exit 1
-  fi
+  parse_wrk "$out" || exit 1
   RUN_CPU_US=$(awk -v t=$((after - before)) -v hz="$clk_tck" -v n="$RUN_REQS" \
     'BEGIN {printf "%.2f", t / hz * 1e6 / n}')
 }
 
-median() {
-  printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1}
-    END {if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2}'
-}
-
-row_fmt='%-10s %12s %10s %10s %14s %8s\n'
+row_fmt='%-22s %12s %10s %10s %14s %8s\n'
 
 echo "compare: $(nginx -v 2>&1); $(wrk -v 2>&1 | head -n1 | cut -d' ' -f1-2); ${ncpu} CPUs;" \
   "pinning: ${proxy_cpus[*]:-off}${load_cpus[*]:+ (wrk + upstream: ${load_cpus[*]})}"
 for p in "${proxies[@]}"; do echo "compare: ${proxy_label[$p]} at ${proxy_url[$p]}"; done
-echo "compare: wrk -t$threads -c$connections -d$duration --latency, $rounds round(s)"
+[[ -n $plugins_yaml ]] && echo "compare: Turnpike's route runs the plugins of $plugins_yaml"
+echo "compare: wrk -t$threads -c$connections -d$duration --latency, $rounds round(s)," \
+  "scenarios: ${scenarios[*]}"
 
 if [[ $warmup != 0s ]]; then
-  for p in "${proxies[@]}"; do
-    run_wrk "$p" "$warmup" "$work/warmup-$p.txt"
+  for r in "${run_list[@]}"; do
+    run_wrk "$r" "$warmup" "$work/warmup-${r//\//-}.txt"
   done
 fi
 
 for ((round = 1; round <= rounds; round++)); do
-  order=("${proxies[@]}")
-  if ((round % 2 == 0)); then  # alternate who goes first, so drift hits both alike
+  order=("${run_list[@]}")
+  if ((round % 2 == 0)); then  # alternate who goes first, so drift hits all alike
     order=()
-    for ((i = ${#proxies[@]} - 1; i >= 0; i--)); do order+=("${proxies[i]}"); done
+    for ((i = ${#run_list[@]} - 1; i >= 0; i--)); do order+=("${run_list[i]}"); done
   fi
   echo
   echo "round $round/$rounds"
   # shellcheck disable=SC2059
-  printf "$row_fmt" proxy "req/s" "p50 ms" "p99 ms" "CPU us/req" errors
-  for p in "${order[@]}"; do
-    run_wrk "$p" "$duration" "$work/round$round-$p.txt"
-    results["$p rps"]+="$RUN_RPS "
-    results["$p p99"]+="$RUN_P99 "
-    results["$p cpu"]+="$RUN_CPU_US "
+  printf "$row_fmt" run "req/s" "p50 ms" "p99 ms" "CPU us/req" errors
+  for r in "${order[@]}"; do
+    out=$work/round$round-${r//\//-}.txt
+    run_wrk "$r" "$duration" "$out"
+    results["$r rps"]+="$RUN_RPS "
+    results["$r p99"]+="$RUN_P99 "
+    results["$r cpu"]+="$RUN_CPU_US "
     # shellcheck disable=SC2059
-    printf "$row_fmt" "$p" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_CPU_US" "$RUN_ERRORS"
+    printf "$row_fmt" "$r" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_CPU_US" "$RUN_ERRORS"
     if [[ $RUN_ERRORS != 0 ]]; then
-      echo "  warning: $RUN_ERRORS errors/non-2xx responses (see $work/round$round-$p.txt)"
+      echo "  warning: $RUN_ERRORS errors/non-2xx responses (see $out)"
     fi
   done
 done
@@ -448,24 +270,39 @@ done
 echo
 echo "median of $rounds round(s)"
 # shellcheck disable=SC2059
-printf "$row_fmt" proxy "req/s" "" "p99 ms" "CPU us/req" ""
+printf "$row_fmt" run "req/s" "" "p99 ms" "CPU us/req" ""
 declare -A med
-for p in "${proxies[@]}"; do
+for r in "${run_list[@]}"; do
   for m in rps p99 cpu; do
-    read -r -a vals <<<"${results["$p $m"]}"
-    med["$p $m"]=$(median "${vals[@]}")
+    read -r -a vals <<<"${results["$r $m"]}"
+    med["$r $m"]=$(median "${vals[@]}")
   done
   # shellcheck disable=SC2059
-  printf "$row_fmt" "$p" "${med["$p rps"]}" "" "${med["$p p99"]}" "${med["$p cpu"]}" ""
+  printf "$row_fmt" "$r" "${med["$r rps"]}" "" "${med["$r p99"]}" "${med["$r cpu"]}" ""
 done
 
-if [[ -n ${med["turnpike rps"]:-} && -n ${med["nginx rps"]:-} ]]; then
-  echo
-  awk -v tr="${med["turnpike rps"]}" -v nr="${med["nginx rps"]}" \
-    -v tp="${med["turnpike p99"]}" -v np="${med["nginx p99"]}" \
-    -v tc="${med["turnpike cpu"]}" -v nc="${med["nginx cpu"]}" 'BEGIN {
-      printf "turnpike/nginx  req/s %.2fx (higher is better)  p99 %.2fx  CPU/req %.2fx (lower is better)\n",
-        (nr > 0 ? tr / nr : 0), (np > 0 ? tp / np : 0), (nc > 0 ? tc / nc : 0) }'
+# ratio_line NAME A B: A's medians over B's.
+ratio_line() {
+  awk -v name="$1" -v tr="${med["$2 rps"]}" -v nr="${med["$3 rps"]}" \
+    -v tp="${med["$2 p99"]}" -v np="${med["$3 p99"]}" \
+    -v tc="${med["$2 cpu"]}" -v nc="${med["$3 cpu"]}" 'BEGIN {
+      printf "%-28s req/s %.2fx (higher is better)  p99 %.2fx  CPU/req %.2fx (lower is better)\n",
+        name, (nr > 0 ? tr / nr : 0), (np > 0 ? tp / np : 0), (nc > 0 ? tc / nc : 0) }'
+}
+echo
+for s in "${scenarios[@]}"; do
+  suffix=
+  [[ ${scenarios[*]} == plain ]] || suffix=/$s
+  if [[ -n ${med["turnpike$suffix rps"]:-} && -n ${med["nginx$suffix rps"]:-} ]]; then
+    ratio_line "turnpike/nginx$suffix" "turnpike$suffix" "nginx$suffix"
+  fi
+done
+if ((${#scenarios[@]} > 1)); then
+  for p in "${proxies[@]}"; do
+    for s in "${scenarios[@]:1}"; do
+      ratio_line "$p: $s/${scenarios[0]}" "$p/$s" "$p/${scenarios[0]}"
+    done
+  done
 fi
 
 # Many connections -------------------------------------------------------------------------------
@@ -521,15 +358,16 @@ if ((slowloris > 0)); then
   echo "p99 with $slowloris slowloris clients (median of $rounds run(s); without: the rounds above)"
   printf '%-10s %12s %12s %10s\n' proxy "p99 ms" "+slowloris" ratio
   for p in "${proxies[@]}"; do
+    for r in "${run_list[@]}"; do [[ ${run_proxy[$r]} == "$p" ]] && break; done  # its first
     hold slowloris "$p" "$slowloris"
     vals=()
     for ((round = 1; round <= rounds; round++)); do
-      run_wrk "$p" "$duration" "$work/slowloris$round-$p.txt"
+      run_wrk "$r" "$duration" "$work/slowloris$round-$p.txt"
       vals+=("$RUN_P99")
     done
     stop_pid "$HOLD_PID"
     with=$(median "${vals[@]}")
-    printf '%-10s %12s %12s %10s\n' "$p" "${med["$p p99"]}" "$with" \
-      "$(awk -v a="$with" -v b="${med["$p p99"]}" 'BEGIN {printf "%.2fx", (b > 0 ? a / b : 0)}')"
+    printf '%-10s %12s %12s %10s\n' "$r" "${med["$r p99"]}" "$with" \
+      "$(awk -v a="$with" -v b="${med["$r p99"]}" 'BEGIN {printf "%.2fx", (b > 0 ? a / b : 0)}')"
   done
 fi

@@ -530,6 +530,61 @@ TEST(AllocationTest, WarmRequestsCountedByPrometheusDoNotAllocate) {
       << text;
 }
 
+// APISIX PR #14141's route: limit-count keyed on a request header, counted by prometheus, with
+// a key never seen before on every measured request (the rotating-keys case at its worst: each
+// request opens a counter). Neither a new key nor a known one allocates.
+TEST(AllocationTest, WarmRequestsWithNewRateLimitKeysDoNotAllocate) {
+  Origin origin;
+  ASSERT_TRUE(origin.ok());
+  PluginRegistry registry;
+  registry.Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
+  registry.Register(std::make_unique<plugins::prometheus::PrometheusFactory>());
+  metrics::Registry metrics(1);
+
+  auto gateway = OneWorkerGateway();
+  config::RoutesConfig routes =
+      OriginRoutes(origin.port(), {Spec("limit-count", R"({"count": 1000000000, "time_window": 60,
+          "key_type": "var", "key": "http_x_client"})"),
+                                   Spec("prometheus", "{}")});
+  BuildReport report;
+  SnapshotConstSharedPtr snap =
+      BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry, &metrics}, &report);
+  ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
+
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  Worker& worker = serving.worker;
+  worker.Start(snap);
+
+  // Every request text is made before counting starts.
+  std::vector<std::string> requests;
+  for (int i = 0; i < 200 + kRequests; ++i) {
+    requests.push_back("GET /hello HTTP/1.1\r\nHost: example.com\r\nX-Client: client-" +
+                       std::to_string(i) + "\r\n\r\n");
+  }
+  int fd = ConnectTo(serving.port);
+  ASSERT_GE(fd, 0);
+  size_t next = 0;
+  // X-RateLimit-Reset's length varies once a window is under way: each response is measured.
+  auto round_trip = [&] {
+    size_t response_len = 0;
+    return RoundTrip(fd, requests[next++], &response_len);
+  };
+  std::optional<uint64_t> allocations = WarmAllocations(kRequests, round_trip);
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests
+                              << " warm requests, each with a new key";
+  // The same keys again: each request now finds its counter.
+  next = 200;
+  allocations = WarmAllocations(kRequests - 200, round_trip);
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over warm requests with known keys";
+
+  close(fd);
+  worker.Drain();
+  worker.Join();
+}
+
 // Worker and request state used on every request: found by the hooks, no allocation.
 TEST(AllocationTest, WarmRequestsUsingPluginStateDoNotAllocate) {
   Origin origin;

@@ -1,0 +1,258 @@
+# Shared pieces of the load scripts in bench/ (compare.sh, scrape_under_load.sh): a work
+# directory cleaned up on exit with every process the script started, free loopback ports,
+# readiness waits, CPU and latency sampling, nginx as upstream or proxy, wrk runs, medians.
+# Sourced; defines functions and the variables work, started_pids, wrk_pid, clk_tck.
+# The sourcing script sets `keep` (1 = keep the work directory) and may set load_cpus (a
+# taskset prefix for wrk), and names itself in `bench_name` for messages.
+
+# Work directory and cleanup -------------------------------------------------------------------
+work=$(mktemp -d "${TMPDIR:-/tmp}/turnpike-$bench_name.XXXXXX")
+chmod 755 "$work"  # nginx workers may run as an unprivileged user
+started_pids=()
+wrk_pid=
+
+stop_pid() {  # stop_pid PID: SIGTERM, up to 5 s, then SIGKILL; reaps our own children.
+  local pid=$1 i
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+  local i pid orphans=()
+  [[ -n $wrk_pid ]] && stop_pid "$wrk_pid"
+  for ((i = ${#started_pids[@]} - 1; i >= 0; i--)); do
+    pid=${started_pids[i]}
+    # An nginx master stops its workers itself; remember them in case it had to be killed.
+    mapfile -t -O "${#orphans[@]}" orphans < <(children_of "$pid")
+    stop_pid "$pid"
+  done
+  for pid in "${orphans[@]}"; do
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+  done
+  if [[ $keep == 1 ]]; then
+    echo "$bench_name: work directory kept: $work" >&2
+  else
+    rm -rf "$work"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Ports ------------------------------------------------------------------------------------------
+handed_out=()
+
+port_in_use() {
+  local p=$1 u
+  for u in "${handed_out[@]}"; do [[ $u == "$p" ]] && return 0; done
+  # Something accepts connections there?
+  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then return 0; fi
+  # Bound but maybe not accepting (or listening on another address)?
+  if command -v ss >/dev/null 2>&1 && [[ -n $(ss -Htan "sport = :$p" 2>/dev/null) ]]; then
+    return 0
+  fi
+  return 1
+}
+
+# free_port: sets REPLY to a port in 20000-29999 (below Linux's ephemeral range) that nothing
+# uses and that this script has not handed out yet.
+free_port() {
+  local p=$((20000 + RANDOM % 10000)) i
+  for ((i = 0; i < 10000; i++)); do
+    if ! port_in_use "$p"; then
+      handed_out+=("$p")
+      REPLY=$p
+      return 0
+    fi
+    p=$((20000 + (p - 20000 + 1) % 10000))
+  done
+  echo "$bench_name: no free port found" >&2
+  return 1
+}
+
+# Processes --------------------------------------------------------------------------------------
+# wait_ready NAME PID URL LOG: waits up to 10 s for URL to answer `hello world`.
+wait_ready() {
+  local name=$1 pid=$2 url=$3 log=$4 i body
+  for ((i = 0; i < 100; i++)); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "$bench_name: $name exited during start-up; its log ($log):" >&2
+      cat "$log" >&2 || true
+      exit 1
+    fi
+    body=$(curl -fsS --max-time 1 "$url" 2>/dev/null || true)
+    if [[ $body == "hello world" ]]; then return 0; fi
+    sleep 0.1
+  done
+  echo "$bench_name: $name did not answer 'hello world' on $url within 10 s; log ($log):" >&2
+  cat "$log" >&2 || true
+  exit 1
+}
+
+# children_of PID: prints the PIDs whose parent is PID (no procps needed).
+children_of() {
+  local parent=$1 f stat fields
+  for f in /proc/[0-9]*/stat; do
+    { stat=$(<"$f"); } 2>/dev/null || continue
+    stat=${stat##*) }
+    read -r -a fields <<<"$stat"
+    [[ ${fields[1]} == "$parent" ]] && { f=${f#/proc/}; printf '%s\n' "${f%/stat}"; }
+  done
+  return 0
+}
+
+# cpu_ticks PID...: utime + stime (clock ticks) summed over the given processes (all threads).
+cpu_ticks() {
+  local total=0 pid stat fields
+  for pid in "$@"; do
+    stat=$(<"/proc/$pid/stat")
+    stat=${stat##*) }  # fields after the command name, which may contain spaces
+    read -r -a fields <<<"$stat"
+    total=$((total + fields[11] + fields[12]))  # fields 14 and 15 of proc(5)
+  done
+  echo "$total"
+}
+
+nginx_common() {  # nginx_common DIR: the main-context and http-context lines both nginx use
+  local dir=$1
+  cat <<EOF
+worker_processes 1;
+daemon off;
+master_process on;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 65536; }
+EOF
+}
+
+nginx_temp_paths() {
+  local dir=$1
+  cat <<EOF
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+EOF
+}
+
+# start_nginx NAME CPU-PREFIX...: runs nginx with $work/NAME/nginx.conf; sets REPLY to the
+# master's PID.
+start_nginx() {
+  local name=$1 dir=$work/$1
+  shift
+  "$@" nginx -p "$dir/" -c "$dir/nginx.conf" >"$dir/nginx.log" 2>&1 &
+  REPLY=$!
+  started_pids+=("$REPLY")
+}
+
+
+to_ms() {  # wrk latency (e.g. 812.00us, 1.23ms, 2.01s) -> milliseconds
+  awk -v v="$1" 'BEGIN {
+    if (v ~ /us$/) { sub(/us$/, "", v); printf "%.3f", v / 1000 }
+    else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.3f", v }
+    else if (v ~ /m$/) { sub(/m$/, "", v); printf "%.3f", v * 60000 }
+    else if (v ~ /s$/) { sub(/s$/, "", v); printf "%.3f", v * 1000 }
+    else printf "nan" }'
+}
+
+# run_wrk PROXY DURATION OUTFILE: one wrk run with CPU sampling; sets the RUN_* variables.
+
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1}
+    END {if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+
+
+# Upstream: nginx answering `hello world` on every path ------------------------------------------
+# start_upstream_nginx: one nginx worker on the load CPUs; sets up_port.
+start_upstream_nginx() {
+  free_port
+  up_port=$REPLY
+  mkdir -p "$work/upstream/tmp"
+  {
+    nginx_common "$work/upstream"
+    cat <<EOF
+http {
+    access_log off;
+$(nginx_temp_paths "$work/upstream")
+    keepalive_requests 1000000;
+    keepalive_timeout 60s;
+    server {
+        listen 127.0.0.1:$up_port backlog=4096;
+        location / {
+            default_type text/plain;
+            return 200 "hello world\n";
+        }
+    }
+}
+EOF
+  } >"$work/upstream/nginx.conf"
+  start_nginx upstream "${load_cpus[@]}"
+  wait_ready "upstream nginx" "$REPLY" "http://127.0.0.1:$up_port/hello" \
+    "$work/upstream/error.log"
+}
+
+# Turnpike ---------------------------------------------------------------------------------------
+# start_turnpike_process DIR EXTRA CPU-PREFIX...: writes DIR/config.yaml (one worker, loopback,
+# keep-alive to the upstream as nginx's `keepalive 320`) with the YAML text EXTRA appended, and
+# runs $turnpike_bin on it and DIR/apisix.yaml (written by the caller, with a route answering
+# /hello). Sets TURNPIKE_PORT and TURNPIKE_PID once /hello answers.
+start_turnpike_process() {
+  local dir=$1 extra=$2 port pid
+  shift 2
+  free_port
+  port=$REPLY
+  cat >"$dir/config.yaml" <<EOF
+apisix:
+  node_listen:
+    - ip: 127.0.0.1
+      port: $port
+  enable_ipv6: false
+deployment:
+  role: data_plane
+  role_data_plane:
+    config_provider: yaml
+nginx_config:
+  worker_processes: 1
+  error_log_level: warn
+  http:
+    keepalive_timeout: 60s
+    upstream:
+      keepalive: 320
+      keepalive_requests: 1000
+      keepalive_timeout: 60s
+$extra
+EOF
+  "$@" "$turnpike_bin" -c "$dir/config.yaml" >"$dir/turnpike.log" 2>&1 &
+  pid=$!
+  started_pids+=("$pid")
+  wait_ready turnpike "$pid" "http://127.0.0.1:$port/hello" "$dir/turnpike.log"
+  TURNPIKE_PORT=$port
+  TURNPIKE_PID=$pid
+}
+
+# parse_wrk FILE: wrk --latency output -> RUN_RPS, RUN_REQS, RUN_P50 / RUN_P99 (ms),
+# RUN_ERRORS (socket errors and non-2xx/3xx answers). Fails, printing FILE, without a result.
+parse_wrk() {
+  local out=$1
+  RUN_RPS=$(awk '/^Requests\/sec:/ {print $2}' "$out")
+  RUN_REQS=$(awk '/ requests in / {print $1}' "$out")
+  RUN_P50=$(to_ms "$(awk '$1 == "50%" {print $2}' "$out")")
+  RUN_P99=$(to_ms "$(awk '$1 == "99%" {print $2}' "$out")")
+  RUN_ERRORS=$(awk '/Non-2xx or 3xx responses:/ {n += $NF}
+                    /Socket errors:/ {gsub(/,/, ""); n += $4 + $6 + $8 + $10}
+                    END {print n + 0}' "$out")
+  if [[ -z $RUN_RPS || -z $RUN_REQS || $RUN_REQS == 0 ]]; then
+    echo "$bench_name: wrk produced no result; its output ($out):" >&2
+    cat "$out" >&2
+    return 1
+  fi
+}

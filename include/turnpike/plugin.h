@@ -116,6 +116,13 @@ struct RequestTiming {
                              // ms; -1 when no upstream was contacted
 };
 
+// How many bytes a request moved, for metrics (APISIX's $request_length and $bytes_sent as
+// numbers: no text to format and parse back). Both are -1 before the log phase.
+struct RequestSizes {
+  int64_t request_length = -1;  // the request's head and body as read from the client
+  int64_t bytes_sent = -1;      // the response's head and body as written to the client
+};
+
 // The route a request matched, for metrics (prometheus' route, service, matched_uri and
 // matched_host labels). Views into the pinned snapshot: valid until the request ends.
 struct MatchedRoute {
@@ -217,6 +224,8 @@ class PluginContext : public RequestVars {
   virtual void VisitResponseHeaders(HeaderVisitor& /*visitor*/) const {}
   // Any phase; latency_ms and upstream_ms are set in the log phase.
   virtual RequestTiming timing() const { return {}; }
+  // log: the request's and the response's sizes ($request_length, $bytes_sent).
+  virtual RequestSizes sizes() const { return {}; }
   // Any phase after routing (global rules see it too): the matched route; key 0 when none.
   virtual MatchedRoute matched_route() const { return {}; }
   // log: whether the response head the client got came from a node (false when Turnpike

@@ -99,6 +99,7 @@ class RequestContext final : public PluginContext {
     facts_.VisitResponseHeaders(visitor);
   }
   RequestTiming timing() const override { return facts_.timing(); }
+  RequestSizes sizes() const override { return facts_.sizes(); }
   MatchedRoute matched_route() const override;
   bool response_from_upstream() const override { return from_upstream_; }
 

@@ -317,6 +317,12 @@ RequestTiming RequestFacts::timing() const {
   return t;
 }
 
+RequestSizes RequestFacts::sizes() const {
+  if (!finished_) return {};
+  return {.request_length = static_cast<int64_t>(head_bytes_ + request_body_bytes_),
+          .bytes_sent = static_cast<int64_t>(bytes_sent_)};
+}
+
 void RequestFacts::VisitResponseHeaders(HeaderVisitor& visitor) const {
   std::string_view head = response_head_;
   size_t eol = head.find("\r\n");

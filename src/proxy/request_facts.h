@@ -56,6 +56,7 @@ class RequestFacts {
   std::optional<std::string_view> Get(BuiltinVar v, const http::RequestHead& req,
                                       bool has_upstream);
   RequestTiming timing() const;
+  RequestSizes sizes() const;
   void VisitResponseHeaders(HeaderVisitor& visitor) const;
   uint32_t attempts() const { return attempts_; }
 

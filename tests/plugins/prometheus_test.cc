@@ -23,9 +23,11 @@ class Context : public plugins::testing::FakePluginContext {
   MatchedRoute matched_route() const override { return route; }
   bool response_from_upstream() const override { return from_upstream; }
   RequestTiming timing() const override { return time; }
+  RequestSizes sizes() const override { return size; }
   MatchedRoute route;
   bool from_upstream = true;
   RequestTiming time{0, 12, 10};
+  RequestSizes size{0, 0};
 };
 
 std::string Error(const json& conf, const json& metadata = json::object()) {
@@ -95,7 +97,8 @@ class PrometheusPluginTest : public ::testing::Test {
 TEST_F(PrometheusPluginTest, LabelsComeFromTheRouteAndTheRequest) {
   PluginConstSharedPtr p = Make(json::object());
   ctx_.route = {7, "r1", "hello", "s1", "svc", uri_, ""};
-  ctx_.vars = {{"balancer_ip", "10.0.0.1"}, {"request_length", "100"}, {"bytes_sent", "250"}};
+  ctx_.vars = {{"balancer_ip", "10.0.0.1"}};
+  ctx_.size = {.request_length = 100, .bytes_sent = 250};
   Request(*p);
   Request(*p);
   Request(*p, 502);

@@ -1,7 +1,6 @@
 #include "plugins/prometheus/prometheus.h"
 
 #include <algorithm>
-#include <charconv>
 #include <string>
 #include <vector>
 
@@ -29,12 +28,6 @@ uint64_t HashBytes(std::string_view s) {
 }
 
 constexpr size_t kProbes = 4;  // slots a label set may use in a worker's cache
-
-uint64_t ParseCount(std::optional<std::string_view> v) {
-  uint64_t n = 0;
-  if (v) std::from_chars(v->data(), v->data() + v->size(), n);
-  return n;
-}
 
 std::vector<std::string> LabelNames(Metric m, const Attr& attr) {
   std::vector<std::string> names;
@@ -192,8 +185,9 @@ void PrometheusPlugin::Log(PluginContext& ctx) const {
   // APISIX's own share: the request's time minus the upstream's (client reads included).
   found->apisix.Observe(static_cast<double>(std::max<int64_t>(0, latency - upstream)));
   found->status.Add(1);
-  found->ingress.Add(ParseCount(ctx.Get(request_length_)));
-  found->egress.Add(ParseCount(ctx.Get(bytes_sent_)));
+  RequestSizes sizes = ctx.sizes();
+  found->ingress.Add(static_cast<uint64_t>(std::max<int64_t>(0, sizes.request_length)));
+  found->egress.Add(static_cast<uint64_t>(std::max<int64_t>(0, sizes.bytes_sent)));
 }
 
 // A label set seen for the first time on this worker (or evicted): its label strings, once.

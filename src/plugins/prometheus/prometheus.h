@@ -64,9 +64,6 @@ class PrometheusPlugin final : public Plugin {
   std::shared_ptr<const Attr> attr_;
   Families families_;
   VarRef balancer_ip_ = {VarRef::Kind::kBuiltin, BuiltinVar::kBalancerIp, "", "balancer_ip"};
-  VarRef request_length_ = {VarRef::Kind::kBuiltin, BuiltinVar::kRequestLength, "",
-                            "request_length"};
-  VarRef bytes_sent_ = {VarRef::Kind::kBuiltin, BuiltinVar::kBytesSent, "", "bytes_sent"};
 };
 
 class PrometheusFactory final

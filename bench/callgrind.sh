@@ -16,6 +16,9 @@
 #                       rate-limit key; 4096: rotating keys, as APISIX PR #14141); 0: no such
 #                       header (the plain 4-header GET the earlier figures were taken with)
 #        KEEP=1         keep the callgrind outputs (callgrind_annotate them) and print where
+#        PROXY=nginx    measure nginx instead (one process: master_process off), as the plain
+#                       proxy of bench/compare.sh (keep-alive upstream, the forwarding headers
+#                       APISIX sets): the reference for Turnpike's counts on this machine
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -104,11 +107,57 @@ s.close()
 PY
 }
 
-# instructions COUNT: total Ir of a turnpike run serving COUNT requests.
+proxy=${PROXY:-turnpike}
+case $proxy in
+  turnpike) proxy_cmd=("$turnpike_bin" -c "$work/config.yaml") ;;
+  nginx)
+    command -v nginx >/dev/null || { echo "callgrind: nginx is not installed" >&2; exit 1; }
+    mkdir -p "$work/nginx"
+    cat >"$work/nginx/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+master_process off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $work/nginx/body;
+    proxy_temp_path $work/nginx/proxy;
+    fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+    keepalive_requests 1000000;
+    upstream backend {
+        server 127.0.0.1:$backend_port;
+        keepalive 32;
+    }
+    server {
+        listen 127.0.0.1:$port;
+        location / {
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host \$host;
+            proxy_set_header X-Real-IP \$remote_addr;
+            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto \$scheme;
+            proxy_set_header X-Forwarded-Host \$host;
+            proxy_set_header X-Forwarded-Port \$server_port;
+        }
+    }
+}
+EOF
+    proxy_cmd=(nginx -p "$work/nginx/" -c "$work/nginx/nginx.conf")
+    ;;
+  *) echo "callgrind: PROXY must be turnpike or nginx" >&2; exit 2 ;;
+esac
+
+# instructions COUNT: total Ir of a proxy run serving COUNT requests.
 instructions() {
   local out=$work/callgrind.$1 pid
-  valgrind --tool=callgrind --callgrind-out-file="$out" "$turnpike_bin" -c "$work/config.yaml" \
-    >"$work/turnpike.$1.log" 2>&1 &
+  valgrind --tool=callgrind --callgrind-out-file="$out" "${proxy_cmd[@]}" \
+    >"$work/$proxy.$1.log" 2>&1 &
   pid=$!
   requests "$1"
   kill -TERM "$pid"

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,13 +20,19 @@ struct HeaderEdit {
   std::string name;
   std::string value;
   bool remove = false;
-  bool append = false;  // add_header: keeps the original and earlier values of the name
+  bool append = false;      // add_header: keeps the original and earlier values of the name
+  bool superseded = false;  // a later Set/Remove names it too
 };
 
-// Edits with storage reused between requests (no allocation once warm).
+// Edits with storage reused between requests (no allocation once warm). Lookups first test a
+// 64-bit set of the edited names' lengths, so a name no edit can match costs one AND, whatever
+// the number of edits; Push() marks the edits a Set/Remove supersedes, so ForEachSet is linear.
 class HeaderEdits {
  public:
-  void Clear() { count_ = 0; }
+  void Clear() {
+    count_ = 0;
+    lengths_ = replace_lengths_ = 0;
+  }
   void Set(std::string_view name, std::string_view value) { Push(name, value, false); }
   void Remove(std::string_view name) { Push(name, {}, true); }
   void Add(std::string_view name, std::string_view value) { Push(name, value, false, true); }
@@ -38,7 +45,8 @@ class HeaderEdits {
   template <typename Fn>
   void ForEachSet(Fn&& fn) const {
     for (size_t i = 0; i < count_; ++i) {
-      if (!edits_[i].remove && IsLastFor(i)) fn(edits_[i].name, edits_[i].value);
+      const HeaderEdit& e = edits_[i];
+      if (!e.remove && !e.superseded) fn(e.name, e.value);
     }
   }
   // What the newest edit of `name` says: nullopt when no edit names it, nullptr when it is a
@@ -47,9 +55,11 @@ class HeaderEdits {
 
  private:
   void Push(std::string_view name, std::string_view value, bool remove, bool append = false);
-  bool IsLastFor(size_t i) const;
+  static uint64_t LengthBit(std::string_view name) { return uint64_t{1} << (name.size() & 63); }
   std::vector<HeaderEdit> edits_;
   size_t count_ = 0;
+  uint64_t lengths_ = 0;          // LengthBit of every edit's name
+  uint64_t replace_lengths_ = 0;  // of the Set/Remove edits' names
 };
 
 }  // namespace turnpike::http

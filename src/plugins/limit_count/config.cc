@@ -26,6 +26,7 @@ Status ReadAmount(std::string_view field, const nlohmann::json& v, Amount* out) 
         return schema::Property(field, "resolved value is not a positive integer: " + text);
       }
       out->value = n;
+      out->text = std::to_string(n);
       return Status::Ok();
     }
     out->tpl = std::move(t);
@@ -43,6 +44,7 @@ Status ReadAmount(std::string_view field, const nlohmann::json& v, Amount* out) 
         field, "expected " + v.dump() + " to be at most " + std::to_string(kMaxAmount));
   }
   out->value = static_cast<uint64_t>(d);
+  out->text = std::to_string(out->value);
   return Status::Ok();
 }
 

@@ -45,6 +45,7 @@ enum class WindowType : uint8_t { kFixed, kSliding };
 struct Amount {
   uint64_t value = 0;
   std::optional<Template> tpl;
+  std::string text;  // without a template: value in decimal (a header value, made once)
 };
 
 struct Rule {

@@ -260,9 +260,13 @@ void LimitCountPlugin::SetHeaders(PluginContext& ctx, const Rule& rule, uint64_t
                                   uint64_t remaining, uint64_t reset_cs, Scratch& scratch) const {
   if (!config_.show_limit_quota_header) return;
   std::string& v = scratch.amount;
-  v.clear();
-  AppendDecimal(&v, count);
-  ctx.SetResponseHeader(rule.limit_header, v);
+  if (!rule.count.tpl) {
+    ctx.SetResponseHeader(rule.limit_header, rule.count.text);
+  } else {
+    v.clear();
+    AppendDecimal(&v, count);
+    ctx.SetResponseHeader(rule.limit_header, v);
+  }
   v.clear();
   AppendDecimal(&v, remaining);
   ctx.SetResponseHeader(rule.remaining_header, v);

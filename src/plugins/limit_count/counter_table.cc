@@ -51,10 +51,14 @@ uint64_t Finish(uint64_t h) {
 
 }  // namespace
 
-CounterKey Fingerprint(std::string_view prefix, std::string_view key) {
-  uint64_t len = prefix.size() + key.size();
-  Lanes l{0x243f6a8885a308d3ULL ^ (len * kMul), 0x13198a2e03707344ULL ^ len};
-  l.Feed(prefix);
+FingerprintSeed SeedFingerprint(std::string_view prefix) {
+  Lanes l{0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL};
+  l.Feed(prefix);  // its tail carries its length, so "ab"+"c" and "a"+"bc" part ways here
+  return {l.h1, l.h2};
+}
+
+CounterKey Fingerprint(const FingerprintSeed& prefix, std::string_view key) {
+  Lanes l{prefix.h1, prefix.h2};
   l.Feed(key);
   return {Finish(l.h1), Finish(l.h2 * kMul)};
 }

@@ -37,8 +37,19 @@ struct CounterKey {
   bool operator==(const CounterKey&) const = default;
 };
 
+// The hash state after an identity's prefix (an instance's owner and conf): made once, so a
+// request hashes only its key.
+struct FingerprintSeed {
+  uint64_t h1 = 0;
+  uint64_t h2 = 0;
+};
+FingerprintSeed SeedFingerprint(std::string_view prefix);
+
 // Hashes the identity `prefix` + `key` (the two parts are not joined in memory).
-CounterKey Fingerprint(std::string_view prefix, std::string_view key);
+CounterKey Fingerprint(const FingerprintSeed& prefix, std::string_view key);
+inline CounterKey Fingerprint(std::string_view prefix, std::string_view key) {
+  return Fingerprint(SeedFingerprint(prefix), key);
+}
 
 class CounterTable {
  public:

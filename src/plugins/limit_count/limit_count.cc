@@ -93,6 +93,7 @@ LimitCountPlugin::LimitCountPlugin(Config config, std::shared_ptr<CounterTable> 
       table_(std::move(table)),
       links_(std::move(links)),
       clock_(clock),
+      seed_(SeedFingerprint(config_.identity_prefix)),
       remote_addr_(CompileVar("remote_addr").value()) {}
 
 bool LimitCountPlugin::Resolve(const Amount& a, PluginContext& ctx, std::string* buf,
@@ -277,7 +278,7 @@ void LimitCountPlugin::SetHeaders(PluginContext& ctx, const Rule& rule, uint64_t
 
 bool LimitCountPlugin::Take(PluginContext& ctx, const Rule& rule, std::string_view key,
                             uint64_t count, uint64_t window_s, Scratch& scratch) const {
-  CounterKey id = Fingerprint(config_.identity_prefix, key);
+  CounterKey id = Fingerprint(seed_, key);
   int64_t window_ms = static_cast<int64_t>(window_s) * 1000;
   bool allowed = false;
   uint64_t remaining = 0;

@@ -65,6 +65,7 @@ class LimitCountPlugin final : public Plugin {
   std::shared_ptr<CounterTable> table_;
   std::shared_ptr<RedisLinks> links_;
   Clock& clock_;
+  FingerprintSeed seed_;  // of config_.identity_prefix
   VarRef remote_addr_;
 };
 

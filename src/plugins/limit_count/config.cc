@@ -175,6 +175,22 @@ Status ReadSentinel(const nlohmann::json& conf, RedisConfig* r) {
   return Status::Ok();
 }
 
+// sync_interval (delayed sync, delayed_sync.h): the redis policies only, and shorter than
+// every window known at load (a templated window is not checked).
+Status CheckSyncInterval(const Config& c) {
+  if (c.sync_interval_ms < 0) return Status::Ok();
+  if (c.policy == Policy::kLocal) {
+    return schema::Property("sync_interval", "only supported with the redis policies");
+  }
+  for (const Rule& r : c.rules) {
+    if (!r.time_window.tpl &&
+        static_cast<uint64_t>(c.sync_interval_ms) >= r.time_window.value * 1000) {
+      return schema::Property("sync_interval", "must be less than time_window");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 uint32_t Crc32(std::string_view data) {
@@ -282,7 +298,7 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
     if (d != -1 && d < 0.1) {
       return schema::Property("sync_interval", "expected " + it->dump() + " to be at least 0.1");
     }
-    if (d != -1) return schema::Property("sync_interval", "delayed sync is not supported yet");
+    if (d != -1) c.sync_interval_ms = static_cast<int64_t>(d * 1000 + 0.5);
   }
   switch (c.policy) {
     case Policy::kLocal:
@@ -377,6 +393,8 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
     }
     if (c.rules.empty()) return schema::Property("rules", "expect array to have at least 1 items");
   }
+
+  if (Status s = CheckSyncInterval(c); !s.ok()) return s;
 
   if (!c.rules_mode) {
     switch (c.key_type) {

@@ -18,6 +18,8 @@
 //     redis_timeout (ms), redis_keepalive_timeout, redis_keepalive_pool
 //     redis_sentinels: [{host, port}], redis_master_name, redis_role (master),
 //     redis_connect_timeout, redis_read_timeout, sentinel_username, sentinel_password
+//     sync_interval: -1           # seconds, >= 0.1 and < time_window (redis policies):
+//                                 # decided locally, added to Redis once per interval
 //
 // Everything is parsed and compiled here, at load: templates into pieces, the counter
 // identity prefix, the header names (from plugin_metadata), the rejection body.
@@ -101,6 +103,8 @@ struct Config {
   std::optional<std::string> group;
   std::string group_conf;  // with a group: the conf, which every member must share
   RedisConfig redis;
+  // sync_interval in ms (delayed sync, delayed_sync.h); -1: every request asks Redis.
+  int64_t sync_interval_ms = -1;
   // The counter identity before the key: "<group>:" with a group, else
   // "<owner resource key>:<crc32 of the conf>:" ("/apisix/routes/1:3861285937:").
   std::string identity_prefix;

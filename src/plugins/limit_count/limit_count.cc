@@ -57,6 +57,10 @@ struct LimitCountPlugin::Scratch {
   uint64_t count = 0;
   uint64_t window = 0;
   bool applied = false;
+  // sync_interval: the key asked Redis with `taken` of its local delta.
+  CounterKey sync_key;
+  uint64_t taken = 0;
+  bool synced = false;
 
   // Reset between requests in place: the buffers keep their capacity (request_state.h).
   void Clear() {
@@ -66,6 +70,8 @@ struct LimitCountPlugin::Scratch {
     rule = 0;
     count = window = 0;
     applied = false;
+    taken = 0;
+    synced = false;
   }
 };
 
@@ -84,14 +90,17 @@ struct LimitCountPlugin::RedisState final : WorkerState, RedisLink::Waiter {
 
   const LimitCountPlugin* plugin = nullptr;
   std::shared_ptr<RedisLink> link;
+  std::unique_ptr<SyncWorker> sync;       // sync_interval: the keys this worker flushes
   PausedRequest::Table* table = nullptr;  // the worker's pause table, from the first pause
 };
 
 LimitCountPlugin::LimitCountPlugin(Config config, std::shared_ptr<CounterTable> table,
-                                   std::shared_ptr<RedisLinks> links, Clock& clock)
+                                   std::shared_ptr<RedisLinks> links, Clock& clock,
+                                   std::shared_ptr<SyncTable> sync_table)
     : config_(std::move(config)),
       table_(std::move(table)),
       links_(std::move(links)),
+      sync_table_(std::move(sync_table)),
       clock_(clock),
       seed_(SeedFingerprint(config_.identity_prefix)),
       remote_addr_(CompileVar("remote_addr").value()) {}
@@ -142,6 +151,11 @@ std::unique_ptr<WorkerState> LimitCountPlugin::CreateWorkerState(
   auto state = std::make_unique<RedisState>();
   state->plugin = this;
   state->link = links_->Get(env.worker_index, env.loop, config_.redis);
+  if (sync_table_ != nullptr) {
+    state->sync = std::make_unique<SyncWorker>(
+        env.loop, sync_table_, std::make_unique<LinkAdapter<RedisLink>>(state->link),
+        config_.sync_interval_ms, clock_);
+  }
   return state;
 }
 
@@ -217,13 +231,37 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
     scratch.key.assign(kRedisPrefix);
     scratch.key.append(config_.identity_prefix);
     scratch.key.append(scratch.value);
+    scratch.synced = false;
+    uint64_t send = 1;
+    if (sync_table_ != nullptr) {
+      // Delayed sync: decided here unless the key's quota is unknown or its window passed.
+      CounterKey id = Fingerprint(config_.identity_prefix, scratch.value);
+      SyncTable::Decision d = sync_table_->Decide(id, count, 1, static_cast<int64_t>(window) * 1000,
+                                                  clock_.MonotonicMs());
+      if (d.kind != SyncTable::Decision::kAskRedis) {
+        uint64_t reset_cs = static_cast<uint64_t>(std::max<int64_t>(0, d.reset_ms)) / 10;
+        SetHeaders(ctx, rule, count, d.remaining, reset_cs, scratch);
+        if (d.kind == SyncTable::Decision::kReject) {
+          Reject(ctx);
+          if (paused == nullptr) return PhaseResult::kRespond;
+          paused->Resume();
+          return PhaseResult::kPause;
+        }
+        if (d.claimed) ctx.worker_state<RedisState>(*this).sync->Track(id, scratch.key, window);
+        continue;
+      }
+      scratch.synced = true;
+      scratch.sync_key = id;
+      scratch.taken = d.taken;
+      send = d.send;
+    }
     PausedRequest handle = paused != nullptr ? *paused : ctx.Pause();
     if (!handle.alive()) return finish(config_.allow_degradation, 500);  // cannot wait here
     RedisState& state = ctx.worker_state<RedisState>(*this);
     state.table = handle.table();
     // The reply may come inside this call (Redis unreachable): it then resumes the request
     // before the hook returns, which the chain allows.
-    state.link->IncrementFixed(scratch.key, window, 1, &state, Pack(handle));
+    state.link->IncrementFixed(scratch.key, window, send, &state, Pack(handle));
     return PhaseResult::kPause;
   }
   if (config_.rules_mode && !scratch.applied) return finish(config_.allow_degradation, 500);
@@ -237,6 +275,15 @@ void LimitCountPlugin::OnRedisReply(PluginContext& ctx, const PausedRequest& han
   int64_t ttl_ms = 0;
   bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
             ReplyInteger(reply->element[0], &used) && ReplyInteger(reply->element[1], &ttl_ms);
+  if (scratch.synced) {
+    // Delayed sync: the answer is the key's quota now; a failure keeps the delta it took.
+    scratch.synced = false;
+    if (sync_table_->Settle(scratch.sync_key, scratch.taken, ok, used, ttl_ms,
+                            clock_.MonotonicMs())) {
+      ctx.worker_state<RedisState>(*this).sync->Track(scratch.sync_key, scratch.key,
+                                                      scratch.window);
+    }
+  }
   if (!ok) {
     // Redis down, slow or answering nonsense: "failed to limit count", or through.
     if (!config_.allow_degradation) ctx.Respond(500, kFailedBody);
@@ -330,6 +377,25 @@ StatusOr<PluginConstSharedPtr> LimitCountFactory::MakePlugin(Config config,
     if (links_ == nullptr) links_ = std::make_shared<RedisLinks>(ctx.worker_count());
     links = links_;
   }
+  std::shared_ptr<SyncTable> sync_table;
+  if (config.sync_interval_ms > 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sync_table_ == nullptr) {
+      size_t counters = kDefaultSyncCounters;
+      const nlohmann::json& attr = ctx.attr();
+      if (attr.is_object()) {
+        if (auto it = attr.find("sync_counters"); it != attr.end()) {
+          if (std::string e = schema::CheckInteger(*it, 1024, int64_t{1} << 32); !e.empty()) {
+            return Status::Error("plugin_attr.limit-count: " +
+                                 schema::PropertyText("sync_counters", e));
+          }
+          counters = static_cast<size_t>(it->get<double>());
+        }
+      }
+      sync_table_ = std::make_shared<SyncTable>(counters);
+    }
+    sync_table = sync_table_;
+  }
   if (config.policy == Policy::kLocal) {
     std::lock_guard<std::mutex> lock(mu_);
     if (table_ == nullptr) {
@@ -349,7 +415,7 @@ StatusOr<PluginConstSharedPtr> LimitCountFactory::MakePlugin(Config config,
     table = table_;
   }
   return PluginConstSharedPtr(std::make_shared<const LimitCountPlugin>(
-      std::move(config), std::move(table), std::move(links), ctx.clock()));
+      std::move(config), std::move(table), std::move(links), ctx.clock(), std::move(sync_table)));
 }
 
 }  // namespace turnpike::plugins::limit_count

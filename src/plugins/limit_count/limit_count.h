@@ -7,9 +7,10 @@
 // Per request, local: the key is rendered into request-state scratch (no allocation once
 // warm), hashed once, and counted under one shard lock of the table. redis: the request
 // pauses while the worker's RedisLink runs the script (pipelined with the other requests'),
-// and resumes on the reply; rules are counted one after the other, stopping at the first
-// rejection, as APISIX does. A request whose client went away meanwhile is not resumed (its
-// pause handle is stale) and the reply is dropped.
+// and resumes on the reply (with sync_interval only when the key's quota is unknown or its
+// window has passed; delayed_sync.h decides the others locally); rules are counted one after
+// the other, stopping at the first rejection, as APISIX does. A request whose client went
+// away meanwhile is not resumed (its pause handle is stale) and the reply is dropped.
 #pragma once
 
 #include <memory>
@@ -18,6 +19,7 @@
 
 #include "plugins/limit_count/config.h"
 #include "plugins/limit_count/counter_table.h"
+#include "plugins/limit_count/delayed_sync.h"
 #include "plugins/limit_count/redis_link.h"
 #include "turnpike/clock.h"
 #include "turnpike/plugin.h"
@@ -28,7 +30,8 @@ namespace turnpike::plugins::limit_count {
 class LimitCountPlugin final : public Plugin {
  public:
   LimitCountPlugin(Config config, std::shared_ptr<CounterTable> table,
-                   std::shared_ptr<RedisLinks> links, Clock& clock);
+                   std::shared_ptr<RedisLinks> links, Clock& clock,
+                   std::shared_ptr<SyncTable> sync_table = nullptr);
   uint32_t phases() const override { return kPhaseAccess; }
   PhaseResult Access(PluginContext& ctx) const override;
   bool has_worker_state() const override { return config_.policy != Policy::kLocal; }
@@ -64,6 +67,7 @@ class LimitCountPlugin final : public Plugin {
   Config config_;
   std::shared_ptr<CounterTable> table_;
   std::shared_ptr<RedisLinks> links_;
+  std::shared_ptr<SyncTable> sync_table_;  // sync_interval: the process-wide delayed-sync state
   Clock& clock_;
   FingerprintSeed seed_;  // of config_.identity_prefix
   VarRef remote_addr_;
@@ -78,6 +82,10 @@ class LimitCountFactory final
   // Slots of the local counter table unless plugin_attr.limit-count.local_counters says
   // otherwise: 262,144 keys in 12 MiB (the table takes memory as keys arrive).
   static constexpr size_t kDefaultCounters = 262144;
+  // Slots of the delayed-sync table (sync_interval) unless plugin_attr.limit-count.
+  // sync_counters says otherwise: 262,144 keys in 16 MiB, made with the first instance that
+  // has a sync_interval.
+  static constexpr size_t kDefaultSyncCounters = 262144;
 
   StatusOr<PluginConstSharedPtr> MakePlugin(Config config, FactoryContext& ctx) const;
   // Every instance with a `group` in one build has the same conf, else "group conf
@@ -96,6 +104,7 @@ class LimitCountFactory final
   mutable std::mutex mu_;
   mutable std::shared_ptr<CounterTable> table_;
   mutable std::shared_ptr<RedisLinks> links_;  // every worker's links, by server
+  mutable std::shared_ptr<SyncTable> sync_table_;
 };
 
 }  // namespace turnpike::plugins::limit_count

@@ -1,0 +1,433 @@
+// limit-count's delayed sync (sync_interval): the local decisions of SyncTable under an
+// injected clock, the flush of SyncWorker through a link double on a real libuv loop, and
+// the configuration rules.
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plugins/limit_count/delayed_sync.h"
+#include "plugins/limit_count/limit_count.h"
+#include "support/fake_clock.h"
+#include "support/fake_factory_context.h"
+
+namespace turnpike::plugins::limit_count {
+namespace {
+
+using turnpike::testing::FakeClock;
+using turnpike::testing::FakeFactoryContext;
+using Kind = SyncTable::Decision::Kind;
+
+constexpr int64_t kWindowMs = 60'000;
+
+TEST(SyncTableTest, AKeyWithoutQuotaAsksRedisThenIsDecidedLocally) {
+  FakeClock clock;
+  SyncTable t(1024);
+  CounterKey k = Fingerprint("/apisix/routes/1:1:", "alice");
+  int64_t now = clock.MonotonicMs();
+
+  SyncTable::Decision d = t.Decide(k, 5, 1, kWindowMs, now);
+  ASSERT_EQ(d.kind, Kind::kAskRedis);
+  EXPECT_EQ(d.send, 1u);
+  EXPECT_EQ(d.taken, 0u);
+  // Redis counted it: 1 in a window of 60 s.
+  EXPECT_FALSE(t.Settle(k, d.taken, true, 1, kWindowMs, now));
+
+  clock.Advance(1000);
+  now = clock.MonotonicMs();
+  d = t.Decide(k, 5, 1, kWindowMs, now);
+  ASSERT_EQ(d.kind, Kind::kAdmit);
+  EXPECT_TRUE(d.claimed);  // the first admission since the last flush owns the key
+  EXPECT_EQ(d.remaining, 3u);
+  EXPECT_EQ(d.reset_ms, kWindowMs - 1000);
+  for (uint64_t left : {2u, 1u, 0u}) {
+    d = t.Decide(k, 5, 1, kWindowMs, now);
+    ASSERT_EQ(d.kind, Kind::kAdmit);
+    EXPECT_FALSE(d.claimed);
+    EXPECT_EQ(d.remaining, left);
+  }
+  d = t.Decide(k, 5, 1, kWindowMs, now);
+  EXPECT_EQ(d.kind, Kind::kReject);  // 1 remote + 4 local = 5
+  EXPECT_EQ(d.remaining, 0u);
+  SyncTable::View v;
+  ASSERT_TRUE(t.Peek(k, &v));
+  EXPECT_EQ(v.used, 1u);
+  EXPECT_EQ(v.delta, 4u);  // rejections are not counted
+  EXPECT_TRUE(v.owned);
+
+  // A larger templated count for the same key leaves room again.
+  EXPECT_EQ(t.Decide(k, 6, 1, kWindowMs, now).kind, Kind::kAdmit);
+}
+
+TEST(SyncTableTest, AFlushMovesTheDeltaInFlightAndItsAnswerBecomesTheQuota) {
+  FakeClock clock;
+  SyncTable t(1024);
+  CounterKey k = Fingerprint("p:", "k");
+  int64_t now = clock.MonotonicMs();
+  ASSERT_EQ(t.Decide(k, 10, 1, kWindowMs, now).kind, Kind::kAskRedis);
+  t.Settle(k, 0, true, 1, kWindowMs, now);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(t.Decide(k, 10, 1, kWindowMs, now).kind, Kind::kAdmit);
+
+  EXPECT_EQ(t.TakeDelta(k), 3u);
+  SyncTable::View v;
+  ASSERT_TRUE(t.Peek(k, &v));
+  EXPECT_EQ(v.delta, 0u);
+  EXPECT_EQ(v.inflight, 3u);
+  EXPECT_FALSE(v.owned);
+  // In flight still counts against the limit: 1 + 3 + 1 = 5 used.
+  SyncTable::Decision d = t.Decide(k, 10, 1, kWindowMs, now);
+  ASSERT_EQ(d.kind, Kind::kAdmit);
+  EXPECT_TRUE(d.claimed);  // owned again: the next flush sends it
+  EXPECT_EQ(d.remaining, 5u);
+
+  // Redis answers 7 (another gateway added 3 meanwhile), 50 s left.
+  clock.Advance(100);
+  EXPECT_FALSE(t.Settle(k, 3, true, 7, 50'000, clock.MonotonicMs()));
+  ASSERT_TRUE(t.Peek(k, &v));
+  EXPECT_EQ(v.used, 7u);
+  EXPECT_EQ(v.inflight, 0u);
+  EXPECT_EQ(v.delta, 1u);
+  d = t.Decide(k, 10, 1, kWindowMs, clock.MonotonicMs());
+  EXPECT_EQ(d.remaining, 1u);  // 10 - 7 - 1 - 1
+  EXPECT_EQ(d.reset_ms, 50'000);
+}
+
+TEST(SyncTableTest, AFailedSyncKeepsTheDeltaAndOwnershipGoesToWhoeverHoldsIt) {
+  FakeClock clock;
+  SyncTable t(1024);
+  CounterKey k = Fingerprint("p:", "k");
+  int64_t now = clock.MonotonicMs();
+  t.Decide(k, 100, 1, kWindowMs, now);
+  t.Settle(k, 0, true, 1, kWindowMs, now);
+  for (int i = 0; i < 5; ++i) t.Decide(k, 100, 1, kWindowMs, now);
+  uint64_t sent = t.TakeDelta(k);
+  ASSERT_EQ(sent, 5u);
+  // Redis is down: the 5 go back, and the flusher owns the key again (nobody else does).
+  EXPECT_TRUE(t.Settle(k, sent, false, 0, 0, now));
+  SyncTable::View v;
+  ASSERT_TRUE(t.Peek(k, &v));
+  EXPECT_EQ(v.delta, 5u);
+  EXPECT_EQ(v.inflight, 0u);
+  EXPECT_TRUE(v.owned);
+  EXPECT_EQ(v.used, 1u);  // the last quota stays in force until its window ends
+
+  // Failed while another worker had claimed the key meanwhile: that one keeps it.
+  sent = t.TakeDelta(k);
+  EXPECT_TRUE(t.Decide(k, 100, 1, kWindowMs, now).claimed);
+  EXPECT_FALSE(t.Settle(k, sent, false, 0, 0, now));
+  ASSERT_TRUE(t.Peek(k, &v));
+  EXPECT_EQ(v.delta, 6u);
+}
+
+TEST(SyncTableTest, APassedWindowAsksRedisWithTheDeltaAlong) {
+  FakeClock clock;
+  SyncTable t(1024);
+  CounterKey k = Fingerprint("p:", "k");
+  t.Decide(k, 3, 1, 1000, clock.MonotonicMs());
+  t.Settle(k, 0, true, 1, 1000, clock.MonotonicMs());
+  ASSERT_EQ(t.Decide(k, 3, 1, 1000, clock.MonotonicMs()).kind, Kind::kAdmit);
+  ASSERT_EQ(t.Decide(k, 3, 1, 1000, clock.MonotonicMs()).kind, Kind::kAdmit);
+  ASSERT_EQ(t.Decide(k, 3, 1, 1000, clock.MonotonicMs()).kind, Kind::kReject);
+  clock.Advance(1000);
+  SyncTable::Decision d = t.Decide(k, 3, 1, 1000, clock.MonotonicMs());
+  ASSERT_EQ(d.kind, Kind::kAskRedis);
+  EXPECT_EQ(d.taken, 2u);  // the unsent admissions are not dropped
+  EXPECT_EQ(d.send, 3u);
+  SyncTable::View v;
+  ASSERT_TRUE(t.Peek(k, &v));
+  EXPECT_EQ(v.inflight, 2u);
+  // The owner's flush finds nothing left to send.
+  EXPECT_EQ(t.TakeDelta(k), 0u);
+  // A request whose sync failed gives back what it took.
+  t.Settle(k, d.taken, false, 0, 0, clock.MonotonicMs());
+  ASSERT_TRUE(t.Peek(k, &v));
+  EXPECT_EQ(v.delta, 2u);
+  EXPECT_EQ(v.inflight, 0u);
+}
+
+TEST(SyncTableTest, AbandonedCallsForceAFreshQuota) {
+  FakeClock clock;
+  SyncTable t(1024);
+  CounterKey k = Fingerprint("p:", "k");
+  int64_t now = clock.MonotonicMs();
+  t.Decide(k, 10, 1, kWindowMs, now);
+  t.Settle(k, 0, true, 1, kWindowMs, now);
+  t.Decide(k, 10, 1, kWindowMs, now);
+  uint64_t sent = t.TakeDelta(k);
+  t.Abandon(k, sent);
+  SyncTable::View v;
+  ASSERT_TRUE(t.Peek(k, &v));
+  EXPECT_EQ(v.inflight, 0u);
+  EXPECT_EQ(t.Decide(k, 10, 1, kWindowMs, now).kind, Kind::kAskRedis);
+}
+
+TEST(SyncTableTest, EvictionPrefersSlotsWithNothingUnsent) {
+  FakeClock clock;
+  SyncTable t(1024);  // 16 slots per shard: one probe window
+  ASSERT_EQ(t.capacity(), 1024u);
+  int64_t now = clock.MonotonicMs();
+  // 16 keys of shard 0 (the shard comes from hi, the home slot from lo): key 0 an idle
+  // quota, keys 1..15 with an unsent admission each.
+  auto key = [](uint64_t i) { return CounterKey{0, i}; };
+  for (uint64_t i = 0; i < 16; ++i) {
+    t.Decide(key(i), 10, 1, kWindowMs, now);
+    t.Settle(key(i), 0, true, 1, kWindowMs, now);
+    if (i > 0) {
+      ASSERT_EQ(t.Decide(key(i), 10, 1, kWindowMs, now).kind, Kind::kAdmit);
+    }
+  }
+  t.Decide(key(100), 10, 1, kWindowMs, now);
+  EXPECT_EQ(t.evictions(), 1u);
+  EXPECT_EQ(t.lost_deltas(), 0u);
+  SyncTable::View v;
+  EXPECT_FALSE(t.Peek(key(0), &v));  // the idle one went
+  for (uint64_t i = 1; i < 16; ++i) EXPECT_TRUE(t.Peek(key(i), &v)) << i;
+  // Every slot holding unsent counts: one of them goes, and its delta is lost (counted).
+  t.Settle(key(100), 0, true, 1, kWindowMs, now);
+  ASSERT_EQ(t.Decide(key(100), 10, 1, kWindowMs, now).kind, Kind::kAdmit);
+  t.Decide(key(200), 10, 1, kWindowMs, now);
+  EXPECT_EQ(t.evictions(), 2u);
+  EXPECT_EQ(t.lost_deltas(), 1u);
+}
+
+TEST(SyncTableTest, AnEndedWindowFreesItsSlotWithoutASweep) {
+  FakeClock clock;
+  SyncTable t(1024);
+  auto key = [](uint64_t i) { return CounterKey{0, i}; };
+  t.Decide(key(0), 10, 1, 1000, clock.MonotonicMs());
+  t.Settle(key(0), 0, true, 1, 1000, clock.MonotonicMs());
+  clock.Advance(1000);
+  for (uint64_t i = 1; i <= 16; ++i) t.Decide(key(i), 10, 1, kWindowMs, clock.MonotonicMs());
+  EXPECT_EQ(t.evictions(), 0u);  // key 0's slot was free again
+}
+
+TEST(SyncTableTest, WorkersOfOneProcessNeverOvershootEachOther) {
+  SyncTable t(4096);
+  CounterKey k = Fingerprint("p:", "shared");
+  t.Decide(k, 1000, 1, kWindowMs, 0);
+  t.Settle(k, 0, true, 1, kWindowMs, 0);
+  std::atomic<int> admitted{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      for (int j = 0; j < 1000; ++j) {
+        if (t.Decide(k, 1000, 1, kWindowMs, 1).kind == Kind::kAdmit) admitted.fetch_add(1);
+        if (j % 100 == 0) {  // a flush now and then, answered at once
+          uint64_t d = t.TakeDelta(k);
+          SyncTable::View v;
+          t.Peek(k, &v);
+          t.Settle(k, d, true, static_cast<int64_t>(v.used + d), kWindowMs, 1);
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(admitted.load(), 999);
+}
+
+// ---------------------------------------------------------------- SyncWorker
+
+// A link double: records the calls, answers when the test says.
+class FakeLink final : public FixedWindowLink {
+ public:
+  struct Call {
+    std::string key;
+    uint64_t window_s;
+    uint64_t n;
+    RedisLink::Waiter* waiter;
+    uint64_t token;
+  };
+  explicit FakeLink(std::vector<Call>* calls, bool* down) : calls_(calls), down_(down) {}
+  void IncrementFixed(std::string_view key, uint64_t window_s, uint64_t n,
+                      RedisLink::Waiter* waiter, uint64_t token) override {
+    if (*down_) {
+      waiter->OnRedisReply(nullptr, "Redis unreachable", token);  // inside the call
+      return;
+    }
+    calls_->push_back({std::string(key), window_s, n, waiter, token});
+  }
+  void Forget(const RedisLink::Waiter*) override {}
+
+ private:
+  std::vector<Call>* calls_;
+  bool* down_;
+};
+
+// Answers `call` with the script's [count, ttl].
+void Answer(const FakeLink::Call& call, int64_t count, int64_t ttl_ms) {
+  redisReply c{};
+  c.type = REDIS_REPLY_INTEGER;
+  c.integer = count;
+  redisReply t{};
+  t.type = REDIS_REPLY_INTEGER;
+  t.integer = ttl_ms;
+  redisReply* elements[2] = {&c, &t};
+  redisReply array{};
+  array.type = REDIS_REPLY_ARRAY;
+  array.elements = 2;
+  array.element = elements;
+  call.waiter->OnRedisReply(&array, {}, call.token);
+}
+
+class SyncWorkerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(uv_loop_init(&loop_), 0); }
+  void TearDown() override {
+    worker_.reset();
+    uv_run(&loop_, UV_RUN_NOWAIT);  // the timer's close callback
+    EXPECT_EQ(uv_loop_close(&loop_), 0);
+  }
+  void Make(int64_t interval_ms) {
+    worker_ = std::make_unique<SyncWorker>(
+        &loop_, table_, std::make_unique<FakeLink>(&calls_, &down_), interval_ms, clock_);
+  }
+  // A key whose quota is known (1 used), then `n` local admissions by this worker.
+  CounterKey Admit(const std::string& name, int n) {
+    CounterKey k = Fingerprint("p:", name);
+    int64_t now = clock_.MonotonicMs();
+    SyncTable::View v;
+    if (!t().Peek(k, &v)) {
+      EXPECT_EQ(t().Decide(k, 1000, 1, kWindowMs, now).kind, Kind::kAskRedis);
+      t().Settle(k, 0, true, 1, kWindowMs, now);
+    }
+    for (int i = 0; i < n; ++i) {
+      SyncTable::Decision d = t().Decide(k, 1000, 1, kWindowMs, now);
+      EXPECT_EQ(d.kind, Kind::kAdmit);
+      if (d.claimed) worker_->Track(k, "plugin-limit-count:v1:p:" + name, 60);
+    }
+    return k;
+  }
+  SyncTable& t() { return *table_; }
+
+  uv_loop_t loop_;
+  FakeClock clock_;
+  std::shared_ptr<SyncTable> table_ = std::make_shared<SyncTable>(1024);
+  std::vector<FakeLink::Call> calls_;
+  bool down_ = false;
+  std::unique_ptr<SyncWorker> worker_;
+};
+
+TEST_F(SyncWorkerTest, TheTimerSendsOneCallPerKeyWithItsDelta) {
+  Make(50);
+  CounterKey a = Admit("a", 7);
+  CounterKey b = Admit("b", 2);
+  EXPECT_EQ(worker_->owned(), 2u);
+  EXPECT_TRUE(calls_.empty());
+  auto start = uv_now(&loop_);
+  uv_run(&loop_, UV_RUN_ONCE);  // the timer, sync_interval after the first owned key
+  uv_update_time(&loop_);
+  EXPECT_GE(uv_now(&loop_) - start, 45u);
+  ASSERT_EQ(calls_.size(), 2u);  // both in flight at once
+  EXPECT_EQ(calls_[0].key, "plugin-limit-count:v1:p:a");
+  EXPECT_EQ(calls_[0].n, 7u);
+  EXPECT_EQ(calls_[0].window_s, 60u);
+  EXPECT_EQ(calls_[1].n, 2u);
+  EXPECT_EQ(worker_->in_flight(), 2u);
+  EXPECT_EQ(worker_->owned(), 0u);
+  Answer(calls_[0], 8, 55'000);
+  Answer(calls_[1], 3, 55'000);
+  EXPECT_EQ(worker_->in_flight(), 0u);
+  SyncTable::View v;
+  ASSERT_TRUE(t().Peek(a, &v));
+  EXPECT_EQ(v.used, 8u);
+  EXPECT_EQ(v.delta + v.inflight, 0u);
+  ASSERT_TRUE(t().Peek(b, &v));
+  EXPECT_EQ(v.used, 3u);
+  // Nothing owned: the timer is not armed, the loop has nothing left to run.
+  EXPECT_EQ(uv_run(&loop_, UV_RUN_NOWAIT), 0);
+}
+
+TEST_F(SyncWorkerTest, AFailedFlushIsSentAgainAtTheNextInterval) {
+  Make(20);
+  CounterKey a = Admit("a", 4);
+  down_ = true;
+  worker_->Flush();
+  EXPECT_TRUE(calls_.empty());
+  EXPECT_EQ(worker_->failures(), 1u);
+  EXPECT_EQ(worker_->owned(), 1u);  // back in the list
+  SyncTable::View v;
+  ASSERT_TRUE(t().Peek(a, &v));
+  EXPECT_EQ(v.delta, 4u);
+  Admit("a", 1);  // more meanwhile
+  down_ = false;
+  uv_run(&loop_, UV_RUN_ONCE);
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_EQ(calls_[0].n, 5u);  // nothing lost
+  Answer(calls_[0], 6, 50'000);
+  ASSERT_TRUE(t().Peek(a, &v));
+  EXPECT_EQ(v.used, 6u);
+  EXPECT_EQ(v.delta, 0u);
+}
+
+TEST_F(SyncWorkerTest, ABatchStillWaitingHoldsTheNextOneBack) {
+  Make(10);
+  Admit("a", 1);
+  worker_->Flush();
+  ASSERT_EQ(calls_.size(), 1u);
+  Admit("a", 2);  // owned again while the first call waits
+  worker_->Flush();
+  EXPECT_EQ(calls_.size(), 1u);  // not sent: the batch has an answer outstanding
+  EXPECT_EQ(worker_->owned(), 1u);
+  Answer(calls_[0], 2, 50'000);
+  uv_run(&loop_, UV_RUN_ONCE);  // the re-armed timer
+  ASSERT_EQ(calls_.size(), 2u);
+  EXPECT_EQ(calls_[1].n, 2u);
+  Answer(calls_[1], 4, 50'000);
+}
+
+TEST_F(SyncWorkerTest, AWorkerThatGoesAwaySendsWhatItOwns) {
+  Make(10'000);
+  CounterKey a = Admit("a", 3);
+  worker_.reset();
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_EQ(calls_[0].n, 3u);
+  SyncTable::View v;
+  ASSERT_TRUE(t().Peek(a, &v));
+  EXPECT_EQ(v.delta + v.inflight, 0u);
+  EXPECT_FALSE(v.known);  // the next request asks Redis
+}
+
+// ---------------------------------------------------------------- configuration
+
+class LimitCountSyncConfigTest : public ::testing::Test {
+ protected:
+  std::string Error(const std::string& json) {
+    StatusOr<PluginConstSharedPtr> p = factory_.Create(nlohmann::json::parse(json), fctx_);
+    EXPECT_FALSE(p.ok()) << json;
+    return p.ok() ? "" : p.status().message();
+  }
+  LimitCountFactory factory_;
+  FakeFactoryContext fctx_;
+};
+
+TEST_F(LimitCountSyncConfigTest, FollowsApisixRules) {
+  const std::string redis = R"("policy": "redis", "redis_host": "127.0.0.1", )";
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, )" + redis + R"("sync_interval": 0.05})"),
+            "property \"sync_interval\" validation failed: expected 0.05 to be at least 0.1");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, )" + redis + R"("sync_interval": "1"})"),
+            "property \"sync_interval\" validation failed: wrong type: expected number, got "
+            "string");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 2, )" + redis + R"("sync_interval": 2})"),
+            "property \"sync_interval\" validation failed: must be less than time_window");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "sync_interval": 1})"),
+            "property \"sync_interval\" validation failed: only supported with the redis "
+            "policies");
+  StatusOr<PluginConstSharedPtr> ok =
+      factory_.Create(nlohmann::json::parse(R"({"count": 1, "time_window": 2, )" + redis +
+                                            R"("sync_interval": 1.5})"),
+                      fctx_);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(static_cast<const LimitCountPlugin&>(*ok.value()).config().sync_interval_ms, 1500);
+  ok = factory_.Create(nlohmann::json::parse(R"({"count": 1, "time_window": 2, )" + redis +
+                                             R"("sync_interval": -1})"),
+                       fctx_);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(static_cast<const LimitCountPlugin&>(*ok.value()).config().sync_interval_ms, -1);
+}
+
+}  // namespace
+}  // namespace turnpike::plugins::limit_count

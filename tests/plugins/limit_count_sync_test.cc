@@ -96,6 +96,25 @@ TEST(SyncTableTest, AFlushMovesTheDeltaInFlightAndItsAnswerBecomesTheQuota) {
   EXPECT_EQ(d.reset_ms, 50'000);
 }
 
+TEST(SyncTableTest, AnOlderAnswerDoesNotUndoANewerOneInTheSameWindow) {
+  FakeClock clock;
+  SyncTable t(1024);
+  CounterKey k = Fingerprint("p:", "k");
+  int64_t now = clock.MonotonicMs();
+  t.Decide(k, 100, 1, kWindowMs, now);
+  t.Settle(k, 0, true, 40, 30'000, now);
+  clock.Advance(10);
+  t.Settle(k, 0, true, 30, 29'995, clock.MonotonicMs());  // another worker's, sent earlier
+  SyncTable::View v;
+  ASSERT_TRUE(t.Peek(k, &v));
+  EXPECT_EQ(v.used, 40u);
+  // A new window (it ends much later): its count replaces the old one.
+  clock.Advance(30'000);
+  t.Settle(k, 0, true, 2, kWindowMs, clock.MonotonicMs());
+  ASSERT_TRUE(t.Peek(k, &v));
+  EXPECT_EQ(v.used, 2u);
+}
+
 TEST(SyncTableTest, AFailedSyncKeepsTheDeltaAndOwnershipGoesToWhoeverHoldsIt) {
   FakeClock clock;
   SyncTable t(1024);

@@ -137,8 +137,15 @@ bool SyncTable::Settle(CounterKey key, uint64_t taken, bool ok, int64_t used, in
   if (s == nullptr) return false;  // evicted meanwhile
   s->inflight -= std::min(s->inflight, taken);
   if (ok) {
-    s->used = static_cast<uint64_t>(std::max<int64_t>(0, used));
-    s->reset_at_ms = now_ms + std::max<int64_t>(0, ttl_ms);
+    uint64_t count = static_cast<uint64_t>(std::max<int64_t>(0, used));
+    int64_t reset_at = now_ms + std::max<int64_t>(0, ttl_ms);
+    // Answers on different workers' connections race: within one Redis window (whose end
+    // does not move, and a new window ends at least a second later) the count only grows,
+    // so an older, smaller answer does not undo a newer one.
+    bool same_window =
+        s->known && reset_at - s->reset_at_ms < 1000 && s->reset_at_ms - reset_at < 1000;
+    s->used = same_window ? std::max(s->used, count) : count;
+    s->reset_at_ms = reset_at;
     s->known = true;
     s->expires_ms = std::max(s->reset_at_ms, now_ms + 1);
     return false;

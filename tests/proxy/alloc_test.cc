@@ -39,6 +39,7 @@
 #include "proxy/worker.h"
 #include "support/alloc_counter.h"
 #include "support/files.h"
+#include "support/redis.h"
 
 namespace turnpike::proxy {
 namespace {
@@ -579,6 +580,50 @@ TEST(AllocationTest, WarmRequestsWithNewRateLimitKeysDoNotAllocate) {
   allocations = WarmAllocations(kRequests - 200, round_trip);
   ASSERT_TRUE(allocations.has_value());
   EXPECT_EQ(*allocations, 0u) << "heap allocations over warm requests with known keys";
+
+  close(fd);
+  worker.Drain();
+  worker.Join();
+}
+
+// limit-count with sync_interval: after the key's first request (which waits for Redis),
+// every request is decided in the process-wide table and allocates nothing; Redis sees only
+// that first call (the flush is 50 s away). No quota headers: their values change length.
+TEST(AllocationTest, WarmRequestsDecidedByDelayedSyncDoNotAllocate) {
+  if (!turnpike::testing::RedisServer::Available()) GTEST_SKIP() << "no redis-server";
+  turnpike::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start()) << redis.error();
+  Origin origin;
+  ASSERT_TRUE(origin.ok());
+  PluginRegistry registry;
+  registry.Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
+
+  auto gateway = OneWorkerGateway();
+  std::string conf = R"({"count": 1000000000, "time_window": 60, "key": "$remote_addr",
+      "key_type": "var_combination", "policy": "redis", "redis_host": "127.0.0.1",
+      "sync_interval": 50, "show_limit_quota_header": false, "redis_port": )" +
+                     std::to_string(redis.port()) + "}";
+  config::RoutesConfig routes = OriginRoutes(origin.port(), {Spec("limit-count", conf.c_str())});
+  BuildReport report;
+  SnapshotConstSharedPtr snap =
+      BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry}, &report);
+  ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
+
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  Worker& worker = serving.worker;
+  worker.Start(snap);
+
+  int fd = ConnectTo(serving.port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  std::optional<uint64_t> allocations =
+      WarmAllocations(kRequests, [&] { return RoundTrip(fd, kHelloRequest, &response_len); });
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+  std::string info = redis.Command({"INFO", "commandstats"});
+  EXPECT_NE(info.find("cmdstat_eval:calls=1,"), std::string::npos) << info;
+  EXPECT_EQ(info.find("cmdstat_evalsha"), std::string::npos) << info;
 
   close(fd);
   worker.Drain();

@@ -32,10 +32,8 @@ TEST(SyncTableTest, AKeyWithoutQuotaAsksRedisThenIsDecidedLocally) {
 
   SyncTable::Decision d = t.Decide(k, 5, 1, kWindowMs, now);
   ASSERT_EQ(d.kind, Kind::kAskRedis);
-  EXPECT_EQ(d.send, 1u);
-  EXPECT_EQ(d.taken, 0u);
   // Redis counted it: 1 in a window of 60 s.
-  EXPECT_FALSE(t.Settle(k, d.taken, true, 1, kWindowMs, now));
+  EXPECT_FALSE(t.Settle(k, 0, true, 1, kWindowMs, now));
 
   clock.Advance(1000);
   now = clock.MonotonicMs();
@@ -142,7 +140,7 @@ TEST(SyncTableTest, AFailedSyncKeepsTheDeltaAndOwnershipGoesToWhoeverHoldsIt) {
   EXPECT_EQ(v.delta, 6u);
 }
 
-TEST(SyncTableTest, APassedWindowAsksRedisWithTheDeltaAlong) {
+TEST(SyncTableTest, APassedWindowAsksRedisAndTheDeltaStaysForTheFlush) {
   FakeClock clock;
   SyncTable t(1024);
   CounterKey k = Fingerprint("p:", "k");
@@ -151,21 +149,20 @@ TEST(SyncTableTest, APassedWindowAsksRedisWithTheDeltaAlong) {
   ASSERT_EQ(t.Decide(k, 3, 1, 1000, clock.MonotonicMs()).kind, Kind::kAdmit);
   ASSERT_EQ(t.Decide(k, 3, 1, 1000, clock.MonotonicMs()).kind, Kind::kAdmit);
   ASSERT_EQ(t.Decide(k, 3, 1, 1000, clock.MonotonicMs()).kind, Kind::kReject);
-  clock.Advance(1000);
-  SyncTable::Decision d = t.Decide(k, 3, 1, 1000, clock.MonotonicMs());
-  ASSERT_EQ(d.kind, Kind::kAskRedis);
-  EXPECT_EQ(d.taken, 2u);  // the unsent admissions are not dropped
-  EXPECT_EQ(d.send, 3u);
+  clock.Advance(999);
+  EXPECT_EQ(t.Decide(k, 3, 1, 1000, clock.MonotonicMs()).kind, Kind::kReject);
+  clock.Advance(1);
+  ASSERT_EQ(t.Decide(k, 3, 1, 1000, clock.MonotonicMs()).kind, Kind::kAskRedis);
+  // Every request asks until an answer comes (nothing is held back meanwhile).
+  ASSERT_EQ(t.Decide(k, 3, 1, 1000, clock.MonotonicMs()).kind, Kind::kAskRedis);
   SyncTable::View v;
   ASSERT_TRUE(t.Peek(k, &v));
-  EXPECT_EQ(v.inflight, 2u);
-  // The owner's flush finds nothing left to send.
-  EXPECT_EQ(t.TakeDelta(k), 0u);
-  // A request whose sync failed gives back what it took.
-  t.Settle(k, d.taken, false, 0, 0, clock.MonotonicMs());
-  ASSERT_TRUE(t.Peek(k, &v));
-  EXPECT_EQ(v.delta, 2u);
-  EXPECT_EQ(v.inflight, 0u);
+  EXPECT_EQ(v.delta, 2u);  // the unsent admissions are not dropped: the owner sends them
+  EXPECT_TRUE(v.owned);
+  // The new window's answer (both asks counted): 2 used, then the owner's 2 are pending.
+  t.Settle(k, 0, true, 2, 1000, clock.MonotonicMs());
+  EXPECT_EQ(t.Decide(k, 3, 1, 1000, clock.MonotonicMs()).kind, Kind::kReject);
+  EXPECT_EQ(t.TakeDelta(k), 2u);
 }
 
 TEST(SyncTableTest, AbandonedCallsForceAFreshQuota) {

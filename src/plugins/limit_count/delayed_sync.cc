@@ -104,12 +104,8 @@ SyncTable::Decision SyncTable::Decide(CounterKey key, uint64_t count, uint64_t c
   Slot* s = FindOrTake(shard, key, now_ms);
   Decision d;
   if (!s->known || s->reset_at_ms <= now_ms) {
-    // No quota, or its window has passed: Redis decides, with what was admitted meanwhile.
+    // No quota, or its window has passed: Redis decides (the delta goes with the next flush).
     d.kind = Decision::kAskRedis;
-    d.taken = s->delta;
-    d.send = s->delta + cost;
-    s->inflight += s->delta;
-    s->delta = 0;
     s->expires_ms = std::max(s->expires_ms, now_ms + window_ms);
     return d;
   }

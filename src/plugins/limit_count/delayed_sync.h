@@ -9,8 +9,11 @@
 //   - delta: requests admitted here since then and not sent yet; inflight: requests sent
 //     (a flush, or a request's own sync) whose answer has not come.
 // A request whose key has no remote quota yet, or whose window has passed, goes to Redis at
-// once with the key's delta plus its own cost, and waits for the answer (the request path of
-// the redis policy, with its failure behaviour: 500 or allow_degradation). Otherwise it is
+// once with its own cost and waits for the answer, which becomes the key's quota (the request
+// path of the redis policy, with its failure behaviour: 500 or allow_degradation). The key's
+// unsent delta stays for its owner's flush (APISIX sends it along with the request): a
+// request whose client leaves while it waits, whose answer then reaches nobody, so leaves
+// nothing half-done behind. Otherwise it is
 // decided here, without waiting: admitted when
 //   used + delta + inflight + cost <= count
 // (then delta += cost), else rejected (and not counted, as in APISIX). The quota headers
@@ -113,18 +116,15 @@ class SyncTable {
     enum Kind : uint8_t { kAdmit, kReject, kAskRedis } kind = kAskRedis;
     uint64_t remaining = 0;  // kAdmit: count - (used + delta + inflight) after this request
     int64_t reset_ms = 0;    // kAdmit/kReject: until the remote window ends
-    uint64_t send = 0;       // kAskRedis: add this to Redis (the delta taken, plus cost)
-    uint64_t taken = 0;      // kAskRedis: of which the key's delta (in flight now)
     bool claimed = false;    // kAdmit: the caller owns the key now: SyncWorker::Track it
   };
-  // The request path: decides locally, or says to ask Redis (taking the key's delta along;
-  // the answer goes to Settle()).
+  // The request path: decides locally, or says to ask Redis (adding `cost`; the answer goes
+  // to Settle() with nothing taken).
   Decision Decide(CounterKey key, uint64_t count, uint64_t cost, int64_t window_ms, int64_t now_ms);
 
-  // The answer for `taken` of the key's delta sent earlier (a flush, or a kAskRedis
-  // request): ok: the quota becomes (used, now + ttl); failed: `taken` goes back into the
-  // delta. True when the caller owns the key now (a failure left a delta nobody owned):
-  // SyncWorker::Track it.
+  // The answer for `taken` of the key's delta sent by a flush (0: a kAskRedis request's):
+  // ok: the quota becomes (used, now + ttl); failed: `taken` goes back into the delta. True
+  // when the caller owns the key now (a failure left a delta nobody owned): Track it.
   bool Settle(CounterKey key, uint64_t taken, bool ok, int64_t used, int64_t ttl_ms,
               int64_t now_ms);
 

@@ -57,9 +57,8 @@ struct LimitCountPlugin::Scratch {
   uint64_t count = 0;
   uint64_t window = 0;
   bool applied = false;
-  // sync_interval: the key asked Redis with `taken` of its local delta.
+  // sync_interval: the key asked Redis for its quota.
   CounterKey sync_key;
-  uint64_t taken = 0;
   bool synced = false;
 
   // Reset between requests in place: the buffers keep their capacity (request_state.h).
@@ -70,7 +69,6 @@ struct LimitCountPlugin::Scratch {
     rule = 0;
     count = window = 0;
     applied = false;
-    taken = 0;
     synced = false;
   }
 };
@@ -232,7 +230,6 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
     scratch.key.append(config_.identity_prefix);
     scratch.key.append(scratch.value);
     scratch.synced = false;
-    uint64_t send = 1;
     if (sync_table_ != nullptr) {
       // Delayed sync: decided here unless the key's quota is unknown or its window passed.
       CounterKey id = Fingerprint(config_.identity_prefix, scratch.value);
@@ -252,8 +249,6 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
       }
       scratch.synced = true;
       scratch.sync_key = id;
-      scratch.taken = d.taken;
-      send = d.send;
     }
     PausedRequest handle = paused != nullptr ? *paused : ctx.Pause();
     if (!handle.alive()) return finish(config_.allow_degradation, 500);  // cannot wait here
@@ -261,7 +256,7 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
     state.table = handle.table();
     // The reply may come inside this call (Redis unreachable): it then resumes the request
     // before the hook returns, which the chain allows.
-    state.link->IncrementFixed(scratch.key, window, send, &state, Pack(handle));
+    state.link->IncrementFixed(scratch.key, window, 1, &state, Pack(handle));
     return PhaseResult::kPause;
   }
   if (config_.rules_mode && !scratch.applied) return finish(config_.allow_degradation, 500);
@@ -275,14 +270,9 @@ void LimitCountPlugin::OnRedisReply(PluginContext& ctx, const PausedRequest& han
   int64_t ttl_ms = 0;
   bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
             ReplyInteger(reply->element[0], &used) && ReplyInteger(reply->element[1], &ttl_ms);
-  if (scratch.synced) {
-    // Delayed sync: the answer is the key's quota now; a failure keeps the delta it took.
-    scratch.synced = false;
-    if (sync_table_->Settle(scratch.sync_key, scratch.taken, ok, used, ttl_ms,
-                            clock_.MonotonicMs())) {
-      ctx.worker_state<RedisState>(*this).sync->Track(scratch.sync_key, scratch.key,
-                                                      scratch.window);
-    }
+  if (scratch.synced && ok) {
+    // Delayed sync: the answer is the key's quota now.
+    sync_table_->Settle(scratch.sync_key, 0, true, used, ttl_ms, clock_.MonotonicMs());
   }
   if (!ok) {
     // Redis down, slow or answering nonsense: "failed to limit count", or through.

@@ -6,15 +6,15 @@
 // Per counter key the process keeps (SyncTable, shared by every worker):
 //   - used, reset_at: the count in the key's Redis window and when that window ends, as the
 //     last answer from Redis said (the "remote quota");
-//   - delta: requests admitted here since then and not sent yet; inflight: requests sent
-//     (a flush, or a request's own sync) whose answer has not come.
+//   - delta: requests admitted here since then and not sent yet; inflight: deltas a flush
+//     sent whose answer has not come.
 // A request whose key has no remote quota yet, or whose window has passed, goes to Redis at
-// once with its own cost and waits for the answer, which becomes the key's quota (the request
-// path of the redis policy, with its failure behaviour: 500 or allow_degradation). The key's
-// unsent delta stays for its owner's flush (APISIX sends it along with the request): a
-// request whose client leaves while it waits, whose answer then reaches nobody, so leaves
-// nothing half-done behind. Otherwise it is
-// decided here, without waiting: admitted when
+// once with its own cost and waits for the answer, which becomes the key's quota (the
+// request path of the redis policy, with its failure behaviour: 500 or allow_degradation).
+// The key's unsent delta stays for its owner's flush (APISIX sends it along with the
+// request), so a request whose client leaves while it waits (its answer then reaches nobody)
+// leaves nothing half-done behind. Otherwise the request is decided here, without waiting:
+// admitted when
 //   used + delta + inflight + cost <= count
 // (then delta += cost), else rejected (and not counted, as in APISIX). The quota headers
 // come from this local view: remaining = count - (used + delta + inflight) after the

@@ -232,7 +232,7 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
     scratch.synced = false;
     if (sync_table_ != nullptr) {
       // Delayed sync: decided here unless the key's quota is unknown or its window passed.
-      CounterKey id = Fingerprint(config_.identity_prefix, scratch.value);
+      CounterKey id = Fingerprint(seed_, scratch.value);
       SyncTable::Decision d = sync_table_->Decide(id, count, 1, static_cast<int64_t>(window) * 1000,
                                                   clock_.MonotonicMs());
       if (d.kind != SyncTable::Decision::kAskRedis) {

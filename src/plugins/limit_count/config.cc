@@ -1,6 +1,7 @@
 #include "plugins/limit_count/config.h"
 
 #include <array>
+#include <charconv>
 #include <set>
 
 #include "plugins/common/schema.h"
@@ -191,6 +192,83 @@ Status CheckSyncInterval(const Config& c) {
   return Status::Ok();
 }
 
+// "host:port" or "[v6 address]:port", as APISIX's parse_addr reads them; the port is required
+// here (APISIX would connect to no port and fail every request).
+bool ParseHostPort(std::string_view text, RedisConfig::Address* out) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  std::string_view host = text.substr(0, colon);
+  std::string_view port = text.substr(colon + 1);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return false;
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string_view::npos) {
+    return false;  // a bare v6 address: its port cannot be told apart
+  }
+  int n = 0;
+  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+  if (port.empty() || ec != std::errc() || p != port.data() + port.size() || n < 1 || n > 65535) {
+    return false;
+  }
+  out->host.assign(host);
+  out->port = n;
+  return true;
+}
+
+Status ReadCluster(const nlohmann::json& conf, RedisConfig* r) {
+  for (const char* required : {"redis_cluster_nodes", "redis_cluster_name"}) {
+    if (!conf.contains(required)) {
+      return Status::Error("then clause did not match: property \"" + std::string(required) +
+                           "\" is required");
+    }
+  }
+  const nlohmann::json& list = conf["redis_cluster_nodes"];
+  if (!list.is_array()) {
+    return schema::Property("redis_cluster_nodes", schema::WrongType("array", list));
+  }
+  if (list.empty()) {
+    return schema::Property("redis_cluster_nodes", "expect array to have at least 1 items");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& item = list[i];
+    auto fail = [&](std::string_view inner) {
+      return schema::Property(
+          "redis_cluster_nodes",
+          "failed to validate item " + std::to_string(i + 1) + ": " + std::string(inner));
+    };
+    if (std::string e = schema::CheckString(item, 2, 100); !e.empty()) return fail(e);
+    RedisConfig::Address a;
+    const std::string& text = item.get_ref<const std::string&>();
+    if (!ParseHostPort(text, &a)) {
+      return fail("failed to parse address: " + text + " (expected host:port)");
+    }
+    r->cluster_nodes.push_back(std::move(a));
+  }
+  if (!conf["redis_cluster_name"].is_string()) {
+    return schema::Property("redis_cluster_name",
+                            schema::WrongType("string", conf["redis_cluster_name"]));
+  }
+  r->cluster_name = conf["redis_cluster_name"].get<std::string>();
+  if (Status s = schema::ReadString(conf, "redis_password", 0, &r->password); !s.ok()) return s;
+  if (Status s = schema::ReadInt(conf, "redis_timeout", 1, INT32_MAX, &r->timeout_ms); !s.ok())
+    return s;
+  if (Status s = schema::ReadInt(conf, "redis_keepalive_timeout", 1000, INT32_MAX,
+                                 &r->keepalive_timeout_ms);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = schema::ReadInt(conf, "redis_keepalive_pool", 1, INT32_MAX, &r->keepalive_pool);
+      !s.ok()) {
+    return s;
+  }
+  bool ssl = false;
+  if (Status s = schema::ReadBool(conf, "redis_cluster_ssl", &ssl); !s.ok()) return s;
+  bool verify = false;
+  if (Status s = schema::ReadBool(conf, "redis_cluster_ssl_verify", &verify); !s.ok()) return s;
+  if (ssl) return schema::Property("redis_cluster_ssl", "TLS to Redis is not supported yet");
+  return Status::Ok();
+}
+
 }  // namespace
 
 uint32_t Crc32(std::string_view data) {
@@ -318,9 +396,12 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
       }
       break;
     case Policy::kRedisCluster:
-      return schema::Property("policy", "\"" + conf["policy"].get<std::string>() +
-                                            "\" is not supported yet (local, redis and "
-                                            "redis-sentinel are)");
+      if (Status s = ReadCluster(conf, &c.redis); !s.ok()) return s;
+      if (c.window_type == WindowType::kSliding) {
+        return schema::Property("window_type",
+                                "\"sliding\" with policy redis-cluster is not supported yet");
+      }
+      break;
   }
 
   // The quota headers: plugin_metadata may rename them.

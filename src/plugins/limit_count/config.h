@@ -9,7 +9,7 @@
 //     key: remote_addr            # a variable name, a template, or a literal
 //     rejected_code: 503          # 200..599
 //     rejected_msg: "..."         # body {"error_msg": "..."}
-//     policy: local               # local | redis | redis-sentinel (redis-cluster: not yet)
+//     policy: local               # local | redis | redis-cluster | redis-sentinel
 //     allow_degradation: false    # a failing store lets requests through
 //     show_limit_quota_header: true
 //     group: "g1"                 # one counter for every route with this group
@@ -18,6 +18,9 @@
 //     redis_timeout (ms), redis_keepalive_timeout, redis_keepalive_pool
 //     redis_sentinels: [{host, port}], redis_master_name, redis_role (master),
 //     redis_connect_timeout, redis_read_timeout, sentinel_username, sentinel_password
+//     redis_cluster_nodes: ["host:port", ...], redis_cluster_name, redis_password,
+//     redis_timeout, redis_cluster_ssl, redis_cluster_ssl_verify, redis_keepalive_timeout,
+//     redis_keepalive_pool
 //     sync_interval: -1           # seconds, >= 0.1 and < time_window (redis policies):
 //                                 # decided locally, added to Redis once per interval
 //
@@ -84,6 +87,10 @@ struct RedisConfig {
   std::string sentinel_username;
   std::string sentinel_password;
   int connect_timeout_ms = 1000;  // a sentinel's answer
+  // redis-cluster: the seeds the slot map is first asked of ("host:port" each), and the
+  // cluster's name (APISIX names its slot cache with it; here it only tells clusters apart).
+  std::vector<Address> cluster_nodes;
+  std::string cluster_name;
 };
 
 struct Config {

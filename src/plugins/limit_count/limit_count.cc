@@ -73,7 +73,7 @@ struct LimitCountPlugin::Scratch {
   }
 };
 
-struct LimitCountPlugin::RedisState final : WorkerState, RedisLink::Waiter {
+struct LimitCountPlugin::RedisState final : WorkerState, RedisStore::Waiter {
   ~RedisState() override {
     if (link != nullptr) link->Forget(this);  // late replies go to nobody
   }
@@ -87,7 +87,7 @@ struct LimitCountPlugin::RedisState final : WorkerState, RedisLink::Waiter {
   }
 
   const LimitCountPlugin* plugin = nullptr;
-  std::shared_ptr<RedisLink> link;
+  std::shared_ptr<RedisStore> link;
   std::unique_ptr<SyncWorker> sync;       // sync_interval: the keys this worker flushes
   PausedRequest::Table* table = nullptr;  // the worker's pause table, from the first pause
 };
@@ -151,7 +151,7 @@ std::unique_ptr<WorkerState> LimitCountPlugin::CreateWorkerState(
   state->link = links_->Get(env.worker_index, env.loop, config_.redis);
   if (sync_table_ != nullptr) {
     state->sync = std::make_unique<SyncWorker>(
-        env.loop, sync_table_, std::make_unique<LinkAdapter<RedisLink>>(state->link),
+        env.loop, sync_table_, std::make_unique<LinkAdapter<RedisStore>>(state->link),
         config_.sync_interval_ms, clock_);
   }
   return state;

@@ -5,8 +5,9 @@
 // allow_degradation.
 //
 // Per request, local: the key is rendered into request-state scratch (no allocation once
-// warm), hashed once, and counted under one shard lock of the table. redis: the request
-// pauses while the worker's RedisLink runs the script (pipelined with the other requests'),
+// warm), hashed once, and counted under one shard lock of the table. redis, redis-sentinel,
+// redis-cluster: the request pauses while the worker's RedisStore (a RedisLink, or a
+// ClusterLink routing by hash slot) runs the script, pipelined with the other requests',
 // and resumes on the reply (with sync_interval only when the key's quota is unknown or its
 // window has passed; delayed_sync.h decides the others locally); rules are counted one after
 // the other, stopping at the first rejection, as APISIX does. A request whose client went
@@ -20,7 +21,7 @@
 #include "plugins/limit_count/config.h"
 #include "plugins/limit_count/counter_table.h"
 #include "plugins/limit_count/delayed_sync.h"
-#include "plugins/limit_count/redis_link.h"
+#include "plugins/limit_count/redis_store.h"
 #include "turnpike/clock.h"
 #include "turnpike/plugin.h"
 #include "turnpike/typed_factory.h"

@@ -76,8 +76,10 @@ void RedisLink::Push(Pending p) {
     ring_ = std::move(bigger);
     head_ = 0;
   }
+  int64_t due = p.deadline_ms;
   ring_[(head_ + count_) % ring_.size()] = std::move(p);
-  if (++count_ == 1) ArmTimer();
+  ++count_;
+  ArmTimerFor(due);
 }
 
 RedisLink::Pending RedisLink::Pop() {
@@ -87,32 +89,44 @@ RedisLink::Pending RedisLink::Pop() {
   return p;
 }
 
-void RedisLink::ArmTimer() {
-  int64_t due = INT64_MAX;
-  if (count_ > 0) due = ring_[head_].deadline_ms;
-  if (sentinel_ != nullptr) due = std::min(due, sentinel_deadline_ms_);
-  if (due == INT64_MAX) {
-    uv_timer_stop(timer_);
-    return;
-  }
+// Answers do not stop the timer: it may fire before the earliest deadline left, and then
+// re-arms for it. A reply costs no timer call; a wake-up costs a scan of the calls in flight.
+void RedisLink::ArmTimerFor(int64_t due) {
+  if (due >= timer_due_) return;
+  timer_due_ = due;
   int64_t now = static_cast<int64_t>(uv_now(loop_));
   uv_timer_start(timer_, OnTimer, static_cast<uint64_t>(std::max<int64_t>(0, due - now)), 0);
+}
+
+void RedisLink::ArmTimer() {
+  int64_t due = INT64_MAX;
+  for (size_t i = 0; i < count_; ++i) {
+    due = std::min(due, ring_[(head_ + i) % ring_.size()].deadline_ms);
+  }
+  if (sentinel_ != nullptr) due = std::min(due, sentinel_deadline_ms_);
+  uv_timer_stop(timer_);
+  timer_due_ = INT64_MAX;
+  if (due != INT64_MAX) ArmTimerFor(due);
 }
 
 void RedisLink::OnTimer(uv_timer_t* t) {
   auto* self = static_cast<RedisLink*>(t->data);
   if (self == nullptr) return;
+  self->timer_due_ = INT64_MAX;
   int64_t now = static_cast<int64_t>(uv_now(self->loop_));
   if (self->sentinel_ != nullptr && self->sentinel_deadline_ms_ <= now) {
     self->DropSentinel();
     self->AskSentinel();  // the next one, or give up for this round
     if (self->sentinel_ == nullptr && self->ctx_ == nullptr) return;
   }
-  if (self->count_ > 0 && self->ring_[self->head_].deadline_ms <= now) {
-    // An answer is late: the connection is not trusted any more (the answers after it would
-    // be matched to the wrong calls if it came), so it goes, and every call in flight fails.
-    self->Reset("timeout");
-    return;
+  for (size_t i = 0; i < self->count_; ++i) {
+    if (self->ring_[(self->head_ + i) % self->ring_.size()].deadline_ms <= now) {
+      // An answer is late: the connection is not trusted any more (the answers after it
+      // would be matched to the wrong calls if it came), so it goes, and every call in
+      // flight fails.
+      self->Reset("timeout");
+      return;
+    }
   }
   self->ArmTimer();
 }
@@ -187,6 +201,7 @@ void RedisLink::AskSentinel() {
     c->data = this;
     sentinel_ = c;
     sentinel_deadline_ms_ = static_cast<int64_t>(uv_now(loop_)) + config_.connect_timeout_ms;
+    ArmTimerFor(sentinel_deadline_ms_);
     if (!config_.sentinel_password.empty()) {  // its answer is not read: the next one says
       if (config_.sentinel_username.empty()) {
         Command(c, nullptr, nullptr, {"AUTH", config_.sentinel_password});
@@ -196,7 +211,6 @@ void RedisLink::AskSentinel() {
       }
     }
     Command(c, OnSentinelReply, this, {"SENTINEL", "get-master-addr-by-name", config_.master_name});
-    ArmTimer();
     return;
   }
   // No sentinel answered this round: what waits fails, and the next round waits a back-off.
@@ -272,13 +286,14 @@ void RedisLink::Reset(std::string_view error) {
     if (p.waiter != nullptr) p.waiter->OnRedisReply(nullptr, error, p.token);
   }
   uv_timer_stop(timer_);
+  timer_due_ = INT64_MAX;
 }
 
 // ---------------------------------------------------------------- calls
 
 void RedisLink::SendInternal(std::initializer_list<std::string_view> args) {
   Pending p;
-  p.internal = true;
+  p.kind = Kind::kInternal;
   p.sent = true;
   p.deadline_ms = static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
   if (!Command(ctx_, OnReply, this, args)) {
@@ -290,6 +305,11 @@ void RedisLink::SendInternal(std::initializer_list<std::string_view> args) {
 
 void RedisLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t cost,
                                Waiter* waiter, uint64_t token) {
+  IncrementFixedBy(key, window_s, cost, waiter, token, 0, /*asking=*/false);
+}
+
+void RedisLink::IncrementFixedBy(std::string_view key, uint64_t window_s, uint64_t cost,
+                                 Waiter* waiter, uint64_t token, int64_t deadline_ms, bool asking) {
   Readiness r = EnsureConnected();
   if (r == Readiness::kDown) {
     waiter->OnRedisReply(nullptr, "Redis unreachable", token);
@@ -298,7 +318,8 @@ void RedisLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t
   Pending p;
   p.waiter = waiter;
   p.token = token;
-  p.deadline_ms = static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
+  p.deadline_ms =
+      deadline_ms != 0 ? deadline_ms : static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
   p.key.assign(key);
   p.window_s = window_s;
   p.cost = cost;
@@ -306,7 +327,35 @@ void RedisLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t
     Push(std::move(p));  // sent once the master's address is known (ConnectTo)
     return;
   }
+  if (asking) {
+    // Valid for the next command on this connection only: hiredis keeps the two together.
+    SendInternal({"ASKING"});
+    if (ctx_ == nullptr) {
+      waiter->OnRedisReply(nullptr, "cannot send to Redis", token);
+      return;
+    }
+  }
   Send(std::move(p), /*eval=*/sha_.empty());
+}
+
+void RedisLink::Query(std::initializer_list<std::string_view> args, Waiter* waiter, uint64_t token,
+                      int64_t deadline_ms) {
+  if (EnsureConnected() != Readiness::kReady) {
+    waiter->OnRedisReply(nullptr, "Redis unreachable", token);
+    return;
+  }
+  Pending p;
+  p.kind = Kind::kQuery;
+  p.sent = true;
+  p.waiter = waiter;
+  p.token = token;
+  p.deadline_ms = deadline_ms;
+  if (!Command(ctx_, OnReply, this, args)) {
+    Reset("cannot send to Redis");
+    waiter->OnRedisReply(nullptr, "cannot send to Redis", token);
+    return;
+  }
+  Push(std::move(p));
 }
 
 void RedisLink::Send(Pending p, bool eval) {
@@ -331,10 +380,9 @@ void RedisLink::OnReply(redisAsyncContext* c, void* r, void* privdata) {
   if (!self->ring_[self->head_].sent) return;  // cannot happen: unsent calls follow sent ones
   auto* reply = static_cast<redisReply*>(r);
   Pending p = self->Pop();
-  self->ArmTimer();
-  if (p.internal) {
-    // The link's own calls: SCRIPT LOAD gives the SHA for EVALSHA; a failed AUTH or SELECT
-    // leaves the connection unusable.
+  if (p.kind == Kind::kInternal) {
+    // The link's own calls: SCRIPT LOAD gives the SHA for EVALSHA; a failed AUTH, SELECT or
+    // ASKING leaves the connection unusable.
     if (reply == nullptr) return;
     if (reply->type == REDIS_REPLY_ERROR) {
       std::string error(reply->str, reply->len);
@@ -351,7 +399,7 @@ void RedisLink::OnReply(redisAsyncContext* c, void* r, void* privdata) {
     p.waiter->OnRedisReply(nullptr, "connection lost", p.token);
     return;
   }
-  if (reply->type == REDIS_REPLY_ERROR &&
+  if (p.kind == Kind::kScript && reply->type == REDIS_REPLY_ERROR &&
       std::string_view(reply->str, reply->len).starts_with("NOSCRIPT")) {
     // The server lost the script (SCRIPT FLUSH, a restart behind a proxy): send it whole.
     self->sha_.clear();
@@ -367,18 +415,6 @@ void RedisLink::Forget(const Waiter* waiter) {
     Pending& p = ring_[(head_ + i) % ring_.size()];
     if (p.waiter == waiter) p.waiter = nullptr;
   }
-}
-
-std::shared_ptr<RedisLink> RedisLinks::Get(int worker, uv_loop_s* loop, const RedisConfig& c) {
-  std::string key = c.host + ":" + std::to_string(c.port) + "/" + std::to_string(c.database) + "/" +
-                    c.username + "/" + c.password + "/" + std::to_string(c.timeout_ms);
-  std::weak_ptr<RedisLink>& slot = by_worker_[static_cast<size_t>(worker)][key];
-  std::shared_ptr<RedisLink> link = slot.lock();
-  if (link == nullptr) {
-    link = std::make_shared<RedisLink>(loop, c);
-    slot = link;
-  }
-  return link;
 }
 
 }  // namespace turnpike::plugins::limit_count

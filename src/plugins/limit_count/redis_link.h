@@ -1,29 +1,31 @@
 // RedisLink: one worker's connection to one Redis server for limit-count's `redis` policy:
 // hiredis's async context on the worker's libuv loop, every request's script call pipelined
 // on it (many in flight, answers in order), with a deadline per call (redis_timeout), and a
-// reconnect with back-off after a failure.
-//
-// Shared by every limit-count instance of the worker that names the same server, database
-// and credentials (RedisLinks below), so a thousand routes on one Redis cost each worker one
-// connection.
+// reconnect with back-off after a failure. AUTH, SELECT and SCRIPT LOAD go first on every
+// new connection; the calls use EVALSHA, falling back to EVAL on NOSCRIPT.
 //
 // With sentinels (redis-sentinel), the server is the master a sentinel names: before the
 // first connect, and again after the master's connection failed, the link asks the
 // sentinels in turn (`SENTINEL get-master-addr-by-name`, within redis_connect_timeout each);
 // calls made meanwhile wait, unsent, under their own deadlines.
 //
-// Worker thread only (the one whose loop it runs on); destroyed there.
+// A ClusterLink (cluster_link.h) keeps one RedisLink per master and uses the extra calls
+// below: a deadline of its own (one deadline covers a call's redirects), ASKING before a
+// call (an -ASK redirect), and any command (CLUSTER SLOTS).
+//
+// Worker thread only (the one whose loop it runs on); destroyed there. Per call: one
+// hiredis command formatted into the connection's output buffer and one slot of the ring of
+// calls in flight; the timer is re-armed only when a call's deadline is the earliest.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "plugins/limit_count/config.h"
+#include "plugins/limit_count/redis_store.h"
 
 struct redisAsyncContext;
 struct redisReply;
@@ -32,39 +34,43 @@ struct uv_timer_s;
 
 namespace turnpike::plugins::limit_count {
 
-class RedisLink {
+class RedisLink final : public RedisStore {
  public:
-  // Who waits for an answer. Called once per Call(), on the worker: with the reply, or with
-  // nullptr and an error (timeout, connection lost, Redis unreachable).
-  class Waiter {
-   public:
-    virtual void OnRedisReply(const redisReply* reply, std::string_view error, uint64_t token) = 0;
-
-   protected:
-    ~Waiter() = default;
-  };
-
+  // `config` names the server (host, port) or the sentinels; a cluster link passes each
+  // master's address in it.
   RedisLink(uv_loop_s* loop, const RedisConfig& config);
-  ~RedisLink();
+  ~RedisLink() override;
   RedisLink(const RedisLink&) = delete;
   RedisLink& operator=(const RedisLink&) = delete;
 
-  // limit-count's fixed-window script on `key`: adds `cost`, opening a window of `window_s`
-  // seconds when the key has none; the answer is [count in the window, milliseconds left].
-  // The waiter gets `token` back (the request's pause handle, packed). Fails at once (inside
-  // this call) while the server is unreachable and the back-off has not passed.
+  // RedisStore. Fails at once (inside this call) while the server is unreachable and the
+  // back-off has not passed.
   void IncrementFixed(std::string_view key, uint64_t window_s, uint64_t cost, Waiter* waiter,
-                      uint64_t token);
+                      uint64_t token) override;
+  void Forget(const Waiter* waiter) override;
 
-  // `waiter` is going away: its calls in flight are answered to nobody.
-  void Forget(const Waiter* waiter);
+  // The same call, answered by `deadline_ms` (the loop's clock, uv_now) instead of
+  // redis_timeout from now, and preceded by ASKING on the same connection when `asking`.
+  void IncrementFixedBy(std::string_view key, uint64_t window_s, uint64_t cost, Waiter* waiter,
+                        uint64_t token, int64_t deadline_ms, bool asking);
+
+  // Any command (at most 8 arguments), pipelined with the script calls under the same
+  // deadline rules; its reply, whatever it is, goes to `waiter`. Not with sentinels (fails
+  // at once while the master's address is being asked for).
+  void Query(std::initializer_list<std::string_view> args, Waiter* waiter, uint64_t token,
+             int64_t deadline_ms);
 
   // Calls in flight (tests).
   size_t in_flight() const { return count_; }
 
  private:
+  enum class Kind : uint8_t {
+    kInternal,  // a call of the link's own (AUTH, SELECT, SCRIPT LOAD, ASKING)
+    kScript,    // the counter script: NOSCRIPT sends it again as EVAL
+    kQuery,     // Query(): the reply goes to the waiter as it is
+  };
   struct Pending {
-    bool internal = false;     // a call of the link's own (AUTH, SELECT, SCRIPT LOAD)
+    Kind kind = Kind::kScript;
     bool sent = false;         // false: waiting for the master's address (sentinels)
     Waiter* waiter = nullptr;  // nullptr: forgotten (its waiter went away), or internal
     uint64_t token = 0;
@@ -86,6 +92,9 @@ class RedisLink {
   void SendInternal(std::initializer_list<std::string_view> args);
   void Push(Pending p);
   Pending Pop();
+  // Arms the timer for `due` unless it is armed for an earlier time.
+  void ArmTimerFor(int64_t due);
+  // Arms the timer for the earliest deadline in flight (a scan: on the timer only).
   void ArmTimer();
   // The connection failed (error, timeout, lost): every call in flight fails with `error`,
   // and the next connect waits for the back-off.
@@ -103,25 +112,15 @@ class RedisLink {
   size_t next_sentinel_ = 0;
   size_t sentinels_asked_ = 0;  // in this round
   int64_t sentinel_deadline_ms_ = 0;
-  uv_timer_s* timer_ = nullptr;  // the deadline of the oldest call in flight
-  std::string sha_;              // the script's SHA1 once SCRIPT LOAD answered
-  int64_t retry_at_ms_ = 0;      // no connect before this (back-off)
+  uv_timer_s* timer_ = nullptr;    // the earliest deadline in flight
+  int64_t timer_due_ = INT64_MAX;  // when it fires; INT64_MAX: stopped
+  std::string sha_;                // the script's SHA1 once SCRIPT LOAD answered
+  int64_t retry_at_ms_ = 0;        // no connect before this (back-off)
   int64_t backoff_ms_ = 0;
   // Calls in flight, oldest first (a ring: answers come in order).
   std::vector<Pending> ring_;
   size_t head_ = 0;
   size_t count_ = 0;
-};
-
-// The links of one worker, by server: instances share a link while any of them holds it.
-class RedisLinks {
- public:
-  explicit RedisLinks(int worker_count) : by_worker_(worker_count) {}
-  // Worker `worker` only.
-  std::shared_ptr<RedisLink> Get(int worker, uv_loop_s* loop, const RedisConfig& config);
-
- private:
-  std::vector<std::unordered_map<std::string, std::weak_ptr<RedisLink>>> by_worker_;
 };
 
 }  // namespace turnpike::plugins::limit_count

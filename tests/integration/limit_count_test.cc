@@ -8,6 +8,7 @@
 
 #include "integration/itest.h"
 #include "support/redis.h"
+#include "support/redis_cluster.h"
 
 namespace turnpike::itest {
 namespace {
@@ -178,7 +179,8 @@ routes:
   - uri: /bad
     upstream: {A}
     plugins:
-      limit-count: {count: 1, time_window: 1, policy: redis-cluster}
+      limit-count: {count: 1, time_window: 1, policy: redis-cluster, redis_cluster_name: c,
+                    redis_cluster_nodes: ["127.0.0.1:7000"], redis_cluster_ssl: true}
   - uri: /hello
     upstream: {A}
 #END
@@ -187,8 +189,8 @@ routes:
   EXPECT_EQ(Send("/bad").status, 404);
   EXPECT_EQ(Send("/hello").status, 200);
   EXPECT_NE(gw_.Stderr().find("failed to check the configuration of plugin limit-count err: "
-                              "property \"policy\" validation failed: \"redis-cluster\" is "
-                              "not supported yet"),
+                              "property \"redis_cluster_ssl\" validation failed: TLS to Redis "
+                              "is not supported yet"),
             std::string::npos)
       << gw_.Stderr();
 }
@@ -344,6 +346,155 @@ routes:
   EXPECT_TRUE(PollUntil(served, seconds(15)));
   int count = std::stoi(replica.Command({"GET", key}));
   EXPECT_GT(count, 3);  // counting went on, on the new master
+}
+
+// policy: redis-cluster, against a real three-master Redis Cluster on loopback.
+class LimitCountClusterTest : public LimitCountTest {
+ protected:
+  void SetUp() override {
+    LimitCountTest::SetUp();
+    if (!testing::RedisServer::Available()) GTEST_SKIP() << "redis-server is not installed";
+    ASSERT_TRUE(cluster_.Start()) << cluster_.error();
+  }
+  // One route item limited through the cluster per X-User; `fields` are more limit-count
+  // lines (each "        name: value\n").
+  std::string ClusterRoute(const std::string& id, const std::string& uri,
+                           const std::string& fields) {
+    std::string nodes;
+    for (const std::string& a : cluster_.Addresses()) nodes += (nodes.empty() ? "" : ", ") + a;
+    return "\n  - id: " + id + "\n    uri: " + uri +
+           "\n    upstream: {A}\n    plugins:\n      limit-count:\n        time_window: 60\n"
+           "        key: http_x_user\n        rejected_code: 429\n"
+           "        policy: redis-cluster\n        redis_cluster_name: test\n"
+           "        redis_cluster_nodes: [" +
+           nodes + "]\n        redis_timeout: 300\n" + fields;
+  }
+  // The limit-count keys each node holds.
+  std::vector<std::vector<std::string>> KeysByNode() {
+    std::vector<std::vector<std::string>> out;
+    for (int i = 0; i < cluster_.size(); ++i) {
+      out.emplace_back();
+      std::string keys = cluster_.node(i).Command({"KEYS", "plugin-limit-count:v1:*"});
+      size_t at = 0;
+      while (at < keys.size()) {
+        size_t end = keys.find('\n', at);
+        if (end == std::string::npos) end = keys.size();
+        if (end > at) out.back().push_back(keys.substr(at, end - at));
+        at = end + 1;
+      }
+    }
+    return out;
+  }
+
+  testing::RedisCluster cluster_;
+};
+
+TEST_F(LimitCountClusterTest, TwoGatewaysShareLimitsOnEveryMaster) {
+  const std::string routes =
+      Routes("routes:" + ClusterRoute("c1", "/hello", "        count: 3\n") + "#END\n");
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, routes));
+  Turnpike second{kTurnpikeBin};
+  ASSERT_NO_FATAL_FAILURE(StartGateway(second, routes));
+  constexpr int kUsers = 12;
+  for (int u = 0; u < kUsers; ++u) {
+    int ok = 0;
+    for (int i = 0; i < 5; ++i) {
+      HttpRequest req;
+      req.target = "/hello";
+      req.headers = {{"X-User", "user" + std::to_string(u)}};
+      HttpResponse r = Fetch(i % 2 == 0 ? gw_.port() : second.port(), req);
+      if (r.status == 200) {
+        ++ok;
+        EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(3 - ok));
+      } else {
+        EXPECT_EQ(r.status, 429) << r.DebugString();
+      }
+    }
+    EXPECT_EQ(ok, 3) << "user" << u;
+  }
+  // APISIX's keys, each on the master of its slot, each counting every request.
+  int total = 0;
+  int masters_used = 0;
+  std::vector<std::vector<std::string>> by_node = KeysByNode();
+  for (int n = 0; n < cluster_.size(); ++n) {
+    masters_used += by_node[static_cast<size_t>(n)].empty() ? 0 : 1;
+    for (const std::string& key : by_node[static_cast<size_t>(n)]) {
+      ++total;
+      EXPECT_EQ(key.rfind("plugin-limit-count:v1:/apisix/routes/c1:", 0), 0u) << key;
+      EXPECT_EQ(cluster_.OwnerOf(cluster_.Slot(key)), n) << key;
+      EXPECT_EQ(cluster_.node(n).Command({"GET", key}), "5") << key;
+    }
+  }
+  EXPECT_EQ(total, kUsers);
+  EXPECT_GE(masters_used, 2);  // twelve keys on one master of three: (1/3)^11
+}
+
+TEST_F(LimitCountClusterTest, AMovedSlotIsFollowedThroughTheDaemon) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(
+      gw_, Routes("routes:" + ClusterRoute("c1", "/hello", "        count: 100\n") + "#END\n")));
+  Headers user = {{"X-User", "erin"}};
+  for (int i = 1; i <= 4; ++i) {
+    HttpResponse r = Send("/hello", user);  // both workers learn where the key lives
+    ASSERT_EQ(r.status, 200) << r.DebugString();
+    EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(100 - i));
+  }
+  std::string key;
+  for (const std::vector<std::string>& keys : KeysByNode()) {
+    if (!keys.empty()) key = keys.front();
+  }
+  ASSERT_FALSE(key.empty());
+  const int slot = cluster_.Slot(key);
+  const int to = (cluster_.OwnerOf(slot) + 1) % cluster_.size();
+  ASSERT_TRUE(cluster_.BeginMigration(slot, to)) << cluster_.error();
+  ASSERT_TRUE(cluster_.MoveKey(slot, key)) << cluster_.error();
+  for (int i = 5; i <= 6; ++i) {  // -ASK: the old owner has let the key go
+    HttpResponse r = Send("/hello", user);
+    ASSERT_EQ(r.status, 200) << r.DebugString();
+    EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(100 - i));
+  }
+  ASSERT_TRUE(cluster_.FinishMigration(slot)) << cluster_.error();
+  for (int i = 7; i <= 10; ++i) {  // -MOVED, then the new owner directly
+    HttpResponse r = Send("/hello", user);
+    ASSERT_EQ(r.status, 200) << r.DebugString();
+    EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(100 - i));
+  }
+  EXPECT_EQ(cluster_.node(to).Command({"GET", key}), "10");
+}
+
+TEST_F(LimitCountClusterTest, AMasterDownFailsClosedOrDegradesAndRecovers) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(
+      gw_, Routes("routes:" + ClusterRoute("strict", "/hello", "        count: 100\n") +
+                  ClusterRoute("lenient", "/status/200",
+                               "        count: 100\n        allow_degradation: true\n") +
+                  "#END\n")));
+  Headers user = {{"X-User", "frank"}};
+  ASSERT_EQ(Send("/hello", user).status, 200);
+  ASSERT_EQ(Send("/status/200", user).status, 200);
+  // Down go the masters of both keys (one or two nodes).
+  std::vector<int> killed;
+  std::vector<std::vector<std::string>> by_node = KeysByNode();
+  for (int n = 0; n < cluster_.size(); ++n) {
+    if (by_node[static_cast<size_t>(n)].empty()) continue;
+    cluster_.Kill(n);
+    killed.push_back(n);
+  }
+  ASSERT_FALSE(killed.empty());
+  HttpResponse r = Send("/hello", user);
+  EXPECT_EQ(r.status, 500) << r.DebugString();
+  EXPECT_EQ(r.body, "{\"error_msg\":\"failed to limit count\"}\n");
+  r = Send("/status/200", user);
+  EXPECT_EQ(r.status, 200) << r.DebugString();  // allow_degradation lets it through
+  EXPECT_FALSE(r.HasHeader("X-RateLimit-Limit"));
+  for (int n : killed) ASSERT_TRUE(cluster_.Restart(n)) << cluster_.error();
+  // Back within the reconnect back-off (at most 5 s), on both workers.
+  auto all_counted = [&] {
+    for (int i = 0; i < 6; ++i) {
+      HttpResponse ok = Send("/hello", user);
+      if (ok.status != 200 || ok.Header("X-RateLimit-Limit").value_or("") != "100") return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(PollUntil(all_counted, seconds(12)));
 }
 
 }  // namespace

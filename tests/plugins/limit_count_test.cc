@@ -92,9 +92,70 @@ TEST_F(LimitCountTest, ValidatesLikeApisix) {
                       "redis_sentinels": [{"host": "h", "port": 26379}]})")
                 .find("\"slave\" is not supported"),
             std::string::npos);
-  EXPECT_NE(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster"})")
-                .find("not supported yet"),
-            std::string::npos);
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_name": "c"})"),
+            "then clause did not match: property \"redis_cluster_nodes\" is required");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_nodes": ["127.0.0.1:7000"]})"),
+            "then clause did not match: property \"redis_cluster_name\" is required");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_name": "c", "redis_cluster_nodes": []})"),
+            "property \"redis_cluster_nodes\" validation failed: expect array to have at least 1 "
+            "items");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_name": "c", "redis_cluster_nodes": ["127.0.0.1:7000", "x"]})"),
+            "property \"redis_cluster_nodes\" validation failed: failed to validate item 2: "
+            "string too short, expected at least 2, got 1");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_name": "c", "redis_cluster_nodes": ["127.0.0.1"]})"),
+            "property \"redis_cluster_nodes\" validation failed: failed to validate item 1: "
+            "failed to parse address: 127.0.0.1 (expected host:port)");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_name": "c", "redis_cluster_nodes": ["h:70000"]})"),
+            "property \"redis_cluster_nodes\" validation failed: failed to validate item 1: "
+            "failed to parse address: h:70000 (expected host:port)");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_name": 1, "redis_cluster_nodes": ["h:7000"]})"),
+            "property \"redis_cluster_name\" validation failed: wrong type: expected string, got "
+            "number");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_name": "c", "redis_cluster_nodes": ["h:7000"],
+                      "redis_timeout": 0})"),
+            "property \"redis_timeout\" validation failed: expected 0 to be at least 1");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_name": "c", "redis_cluster_nodes": ["h:7000"],
+                      "redis_cluster_ssl": true})"),
+            "property \"redis_cluster_ssl\" validation failed: TLS to Redis is not supported yet");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_name": "c", "redis_cluster_nodes": ["h:7000"],
+                      "redis_cluster_ssl_verify": "yes"})"),
+            "property \"redis_cluster_ssl_verify\" validation failed: wrong type: expected "
+            "boolean, got string");
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                      "redis_cluster_name": "c", "redis_cluster_nodes": ["h:7000"],
+                      "window_type": "sliding"})"),
+            "property \"window_type\" validation failed: \"sliding\" with policy redis-cluster is "
+            "not supported yet");
+}
+
+TEST_F(LimitCountTest, ClusterConfigKeepsItsSeedsAndCredentials) {
+  auto p = Make(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+                    "redis_cluster_name": "c1", "redis_password": "pw", "redis_timeout": 250,
+                    "redis_cluster_nodes": ["127.0.0.1:7000", "[::1]:7001", "redis-a:7002"],
+                    "redis_cluster_ssl_verify": true, "redis_keepalive_pool": 5})");
+  ASSERT_NE(p, nullptr);
+  const RedisConfig& r = p->config().redis;
+  ASSERT_EQ(r.cluster_nodes.size(), 3u);
+  EXPECT_EQ(r.cluster_nodes[0].host, "127.0.0.1");
+  EXPECT_EQ(r.cluster_nodes[0].port, 7000);
+  EXPECT_EQ(r.cluster_nodes[1].host, "::1");
+  EXPECT_EQ(r.cluster_nodes[1].port, 7001);
+  EXPECT_EQ(r.cluster_nodes[2].host, "redis-a");
+  EXPECT_EQ(r.cluster_name, "c1");
+  EXPECT_EQ(r.password, "pw");
+  EXPECT_EQ(r.timeout_ms, 250);
+  EXPECT_EQ(r.keepalive_pool, 5);
+  EXPECT_EQ(p->config().policy, Policy::kRedisCluster);
 }
 
 TEST_F(LimitCountTest, FixedWindowCountsAndResets) {

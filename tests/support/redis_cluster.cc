@@ -62,14 +62,15 @@ bool RedisCluster::Start() {
       return false;
     }
   }
-  return WaitUntilFormed();
+  return WaitUntilFormed(-1);
 }
 
-bool RedisCluster::WaitUntilFormed() {
+bool RedisCluster::WaitUntilFormed(int only) {
   const std::string known = "cluster_known_nodes:" + std::to_string(size());
   for (int attempt = 0; attempt < 500; ++attempt) {
     bool ok = true;
     for (int i = 0; i < size() && ok; ++i) {
+      if (only >= 0 && i != only) continue;
       std::string info = node(i).Command({"CLUSTER", "INFO"});
       ok = info.find("cluster_state:ok") != std::string::npos &&
            info.find("cluster_slots_assigned:16384") != std::string::npos &&
@@ -78,7 +79,12 @@ bool RedisCluster::WaitUntilFormed() {
     if (ok) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  error_ = "the cluster did not form within 10 s: " + node(0).Command({"CLUSTER", "INFO"});
+  error_ = "the cluster did not form within 10 s:";
+  for (int i = 0; i < size(); ++i) {
+    std::string info = node(i).Command({"CLUSTER", "INFO"});
+    error_ += "\nnode " + std::to_string(i) + ": " + info.substr(0, info.find("cluster_size")) +
+              node(i).Command({"CLUSTER", "NODES"});
+  }
   return false;
 }
 
@@ -141,7 +147,7 @@ bool RedisCluster::Restart(int i) {
     error_ = node(i).error();
     return false;
   }
-  return WaitUntilFormed();
+  return WaitUntilFormed(i);
 }
 
 }  // namespace turnpike::testing

@@ -50,13 +50,14 @@ class RedisCluster {
   bool FinishMigration(int slot);
 
   // SIGKILL of node `i`; Restart brings it back on its port with its config file and waits
-  // until it serves its slots again.
+  // until it serves its slots again (other nodes may still be down).
   void Kill(int i);
   bool Restart(int i);
 
  private:
   std::vector<std::string> ServerArgs(int i) const;
-  bool WaitUntilFormed();
+  // Until every node (or only node `only`) sees every slot served by a node it knows.
+  bool WaitUntilFormed(int only);
 
   TempDir dir_;
   std::vector<std::unique_ptr<RedisServer>> nodes_;

@@ -1,7 +1,9 @@
 // limit-count's local counters: CounterTable (64 locked shards, fixed 48-byte slots, 128-bit
 // key fingerprints) beside the naive baseline a first version would write (one std::mutex
 // around a std::unordered_map keyed by the identity string), at 1, 4,096 and 1,048,576
-// distinct keys, on 1 and 2 threads (two workers counting at once).
+// distinct keys, on 1 and 2 threads (two workers counting at once). And the redis-cluster
+// policy's hash slot of a Redis key (table-driven CRC16) beside the bitwise CRC16 of the
+// specification's reference code, at key lengths 64, 128 and 256 (APISIX keys are 60 bytes and up).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "plugins/limit_count/cluster_slot.h"
 #include "plugins/limit_count/counter_table.h"
 
 namespace turnpike::plugins::limit_count {
@@ -80,6 +83,46 @@ void BM_MutexMapBaseline(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MutexMapBaseline)->Arg(1)->Arg(4096)->Arg(1048576)->Threads(1)->Threads(2);
+
+// A Redis key of about `len` bytes: "plugin-limit-count:v1:<identity>".
+std::string RedisKey(size_t len) {
+  std::string key = "plugin-limit-count:v1:/apisix/routes/1:3861285937:10.0.0.7";
+  while (key.size() < len) key.push_back(static_cast<char>('a' + key.size() % 26));
+  return key;
+}
+
+void BM_KeySlot(benchmark::State& state) {
+  std::string key = RedisKey(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(key.data());
+    benchmark::DoNotOptimize(KeySlot(key));
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * key.size()));
+}
+BENCHMARK(BM_KeySlot)->Arg(64)->Arg(128)->Arg(256);
+
+// The baseline: CRC16/XMODEM a bit at a time, as the cluster specification's appendix does.
+uint16_t BitwiseCrc16(std::string_view data) {
+  uint16_t crc = 0;
+  for (unsigned char b : data) {
+    crc ^= static_cast<uint16_t>(b << 8);
+    for (int i = 0; i < 8; ++i) {
+      crc = (crc & 0x8000) ? static_cast<uint16_t>((crc << 1) ^ 0x1021)
+                           : static_cast<uint16_t>(crc << 1);
+    }
+  }
+  return crc;
+}
+
+void BM_BitwiseCrc16Baseline(benchmark::State& state) {
+  std::string key = RedisKey(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(key.data());
+    benchmark::DoNotOptimize(BitwiseCrc16(key) & 16383);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * key.size()));
+}
+BENCHMARK(BM_BitwiseCrc16Baseline)->Arg(64)->Arg(128)->Arg(256);
 
 }  // namespace
 }  // namespace turnpike::plugins::limit_count

@@ -2,7 +2,8 @@
 // test on loopback): the hash slot function, routing by slot to every master, two links
 // (two workers) sharing one count, a slot migrated mid-test (-ASK, then -MOVED) with the
 // count carried on, a master killed (its calls fail, the others' go on) and restarted, and
-// the bound on redirects (a fake node that always answers -MOVED).
+// the bound on redirects and the one deadline that covers them (a fake node that always
+// answers -MOVED).
 
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
@@ -269,36 +270,48 @@ bool TakeCommand(std::string* in, std::vector<std::string>* args) {
   return true;
 }
 
-// A node that answers -MOVED to itself to every script call, like a cluster whose nodes
-// disagree: the link follows a bounded number of redirects, then fails the call.
-TEST(ClusterLinkBoundTest, RedirectsAreBounded) {
-  int listener = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-  ASSERT_EQ(listen(listener, 4), 0);
-  const int port = ntohs(addr.sin_port);
-  std::atomic<int> commands{0};
-  std::thread server([&] {
-    int fd = accept(listener, nullptr, nullptr);
+// A fake cluster node on loopback that answers -MOVED to itself to every script call (after
+// `delay_ms`), like a cluster whose nodes disagree: SCRIPT LOAD gets a SHA, CLUSTER SLOTS no
+// slots (so the link never learns a map). One connection, served by its own thread.
+class MovingNode {
+ public:
+  explicit MovingNode(int delay_ms) : delay_ms_(delay_ms) {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (listener_ < 0 || bind(listener_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+        listen(listener_, 4) != 0) {
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~MovingNode() {
+    shutdown(listener_, SHUT_RDWR);
+    close(listener_);
+    if (thread_.joinable()) thread_.join();
+  }
+  int port() const { return port_; }
+  int commands() const { return commands_.load(); }
+
+ private:
+  void Serve() {
+    int fd = accept(listener_, nullptr, nullptr);
     if (fd < 0) return;
-    const std::string moved = "-MOVED 866 127.0.0.1:" + std::to_string(port) + "\r\n";
+    const std::string moved = "-MOVED 866 127.0.0.1:" + std::to_string(port_) + "\r\n";
     std::string in;
     char buf[4096];
     for (;;) {
       ssize_t n = read(fd, buf, sizeof buf);
       if (n <= 0) break;
       in.append(buf, static_cast<size_t>(n));
-      // Every whole command gets an answer: SCRIPT LOAD a SHA, CLUSTER SLOTS no slots (so
-      // the link never learns a map), anything else -MOVED to this node.
       std::string out;
       std::vector<std::string> args;
       while (TakeCommand(&in, &args)) {
-        ++commands;
+        ++commands_;
         if (args.size() >= 2 && args[1] == "LOAD") {
           out += "$40\r\n" + std::string(40, 'a') + "\r\n";
         } else if (args.size() >= 2 && args[1] == "SLOTS") {
@@ -307,35 +320,71 @@ TEST(ClusterLinkBoundTest, RedirectsAreBounded) {
           out += moved;
         }
       }
+      if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
       if (!out.empty() && write(fd, out.data(), out.size()) < 0) break;
     }
     close(fd);
-  });
+  }
+
+  int delay_ms_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<int> commands_{0};
+  std::thread thread_;
+};
+
+// One call through a ClusterLink seeded with `port`, run to its answer (at most 5 s).
+Answer OneCall(int port, int timeout_ms, uint64_t* moved, std::chrono::milliseconds* took) {
   uv_loop_t loop;
   uv_loop_init(&loop);
+  Recorder recorder;
   {
     RedisConfig c;
     c.cluster_nodes = {{"127.0.0.1", port}};
-    c.timeout_ms = 2000;
+    c.timeout_ms = timeout_ms;
     ClusterLink link(&loop, c);
-    Recorder recorder;
+    auto start = std::chrono::steady_clock::now();
     link.IncrementFixed("hello", 60, 1, &recorder, 0);
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (recorder.received == 0 && std::chrono::steady_clock::now() < until) {
+    while (recorder.received == 0 &&
+           std::chrono::steady_clock::now() < start + std::chrono::seconds(5)) {
       uv_run(&loop, UV_RUN_NOWAIT);
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    ASSERT_EQ(recorder.received, 1u);
-    EXPECT_FALSE(recorder.answers[0].ok);
-    EXPECT_EQ(recorder.answers[0].error, "too many cluster redirects");
-    EXPECT_EQ(link.moved(), static_cast<uint64_t>(ClusterLink::kMaxRedirects + 1));
+    *took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start);
+    *moved = link.moved();
   }
   uv_run(&loop, UV_RUN_NOWAIT);
   uv_loop_close(&loop);
-  shutdown(listener, SHUT_RDWR);
-  close(listener);
-  server.join();
-  EXPECT_GE(commands.load(), ClusterLink::kMaxRedirects + 1);
+  return recorder.received == 1 ? recorder.answers[0] : Answer{false, 0, 0, "no answer"};
+}
+
+TEST(ClusterLinkBoundTest, RedirectsAreBounded) {
+  MovingNode node(0);
+  ASSERT_NE(node.port(), 0);
+  uint64_t moved = 0;
+  std::chrono::milliseconds took{};
+  Answer a = OneCall(node.port(), 2000, &moved, &took);
+  EXPECT_FALSE(a.ok);
+  EXPECT_EQ(a.error, "too many cluster redirects");
+  EXPECT_EQ(moved, static_cast<uint64_t>(ClusterLink::kMaxRedirects + 1));
+  EXPECT_GE(node.commands(), ClusterLink::kMaxRedirects + 1);
+}
+
+TEST(ClusterLinkBoundTest, OneDeadlineCoversEveryRedirect) {
+  // Each answer takes 100 ms and the call has 250: it fails at its deadline, after two or
+  // three redirects, not at 5 x 100 ms nor at 250 ms per hop.
+  MovingNode node(100);
+  ASSERT_NE(node.port(), 0);
+  uint64_t moved = 0;
+  std::chrono::milliseconds took{};
+  Answer a = OneCall(node.port(), 250, &moved, &took);
+  EXPECT_FALSE(a.ok);
+  EXPECT_EQ(a.error, "timeout");
+  EXPECT_GE(moved, 1u);
+  EXPECT_LT(moved, static_cast<uint64_t>(ClusterLink::kMaxRedirects));
+  EXPECT_GE(took.count(), 240);
+  EXPECT_LT(took.count(), 450);
 }
 
 }  // namespace

@@ -20,11 +20,17 @@
 //
 // Cost of a call: CRC16 of the key, one slot-table lookup, one RedisLink call on the
 // master's connection (pipelined with the worker's other calls to that master), and a slot
-// of the call table, reused (no allocation once warm). During a MOVED storm (a resharding)
-// every call in flight to a moved slot comes back once with MOVED and is re-sent to the new
-// owner, and calls made after the first MOVED of a slot go straight there; a refresh runs
-// in the background at most once per kMinRefreshGapMs. Nothing waits for a refresh: a slot
-// the map does not know yet goes to a known node, whose MOVED answers where it lives.
+// of the call table, reused (the cluster layer allocates nothing once warm; the RedisLink
+// and hiredis under it cost what they cost the `redis` policy: hiredis formats and queues
+// each command in its own buffers).
+//
+// During a MOVED storm (a resharding) every call in flight to a moved slot comes back once
+// with MOVED and is re-sent to the new owner, and calls made after the first MOVED of a slot
+// go straight there; a refresh runs in the background at most once per kMinRefreshGapMs.
+// Nothing waits for a refresh: a slot the map does not know yet goes to a known node, whose
+// MOVED answers where it lives. A call whose redirects used up most of its deadline may time
+// out on the new owner's connection, which then fails the calls in flight there too (a late
+// answer is never matched: the `redis` policy's rule).
 //
 // Worker thread only (the one whose loop it runs on); destroyed there. Nodes (and their
 // links) are kept for the link's life: a cluster has few distinct addresses.

@@ -497,5 +497,31 @@ TEST_F(LimitCountClusterTest, AMasterDownFailsClosedOrDegradesAndRecovers) {
   EXPECT_TRUE(PollUntil(all_counted, seconds(12)));
 }
 
+TEST_F(LimitCountClusterTest, DelayedSyncFlushesThroughTheCluster) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(
+      gw_, Routes("routes:" +
+                  ClusterRoute("c1", "/hello", "        count: 100\n        sync_interval: 0.2\n") +
+                  "#END\n")));
+  for (int u = 0; u < 6; ++u) {
+    for (int i = 0; i < 10; ++i) {
+      HttpResponse r = Send("/hello", {{"X-User", "sync" + std::to_string(u)}});
+      ASSERT_EQ(r.status, 200) << r.DebugString();
+    }
+  }
+  // Each key's counts reach the master of its slot within a few intervals.
+  auto flushed = [&] {
+    int keys = 0;
+    std::vector<std::vector<std::string>> by_node = KeysByNode();
+    for (int n = 0; n < cluster_.size(); ++n) {
+      for (const std::string& key : by_node[static_cast<size_t>(n)]) {
+        if (cluster_.node(n).Command({"GET", key}) != "10") return false;
+        ++keys;
+      }
+    }
+    return keys == 6;
+  };
+  EXPECT_TRUE(PollUntil(flushed, seconds(5)));
+}
+
 }  // namespace
 }  // namespace turnpike::itest

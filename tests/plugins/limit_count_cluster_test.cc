@@ -1,7 +1,8 @@
 // limit-count's redis-cluster store against a real three-master Redis Cluster (started by the
 // test on loopback): the hash slot function, routing by slot to every master, two links
 // (two workers) sharing one count, a slot migrated mid-test (-ASK, then -MOVED) with the
-// count carried on, a master killed (its calls fail, the others' go on) and restarted, and
+// count carried on, a master killed (its calls fail, the others' go on) and restarted, a
+// failover to a replica learnt from the failed connection, and
 // the bound on redirects and the one deadline that covers them (a fake node that always
 // answers -MOVED).
 
@@ -111,6 +112,9 @@ class ClusterLinkTest : public ::testing::Test {
   }
   // One script call through `link`, waited for.
   Answer Incr(ClusterLink& link, const std::string& key) {
+    // The loop's clock (uv_now, which deadlines use) moves only while it runs; the test may
+    // have spent seconds outside it (forming a cluster, waiting for a failover).
+    uv_update_time(&loop_);
     size_t token = recorder_.received;
     link.IncrementFixed(key, 60, 1, &recorder_, token);
     RunUntil(token + 1);
@@ -244,6 +248,44 @@ TEST_F(ClusterLinkTest, AKilledMasterFailsItsCallsOnlyAndComesBack) {
   ASSERT_TRUE(back.ok) << back.error;
   EXPECT_EQ(back.count, 1);
   EXPECT_EQ(Incr(link, on_0).count, 3);
+}
+
+TEST_F(ClusterLinkTest, AFailoverIsLearntFromTheFailedConnection) {
+  const int replica = cluster_.AddReplica(1);
+  ASSERT_GE(replica, 0) << cluster_.error();
+  ClusterLink& link = NewLink(0, 300);
+  const std::string key = KeyOn(1, "failover:");
+  for (int i = 1; i <= 3; ++i) {
+    Answer a = Incr(link, key);
+    ASSERT_TRUE(a.ok) << a.error;
+    ASSERT_EQ(a.count, i);
+  }
+  // The replica has the count before its master goes.
+  ASSERT_EQ(cluster_.node(1).Command({"WAIT", "1", "2000"}), "1");
+  uint64_t maps = link.refreshes();
+  cluster_.Kill(1);
+  EXPECT_FALSE(Incr(link, key).ok);
+  // The other masters fail the dead one and elect its replica (node timeout 1 s).
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (cluster_.node(replica).Command({"ROLE"}).rfind("master", 0) != 0 &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(cluster_.node(replica).Command({"ROLE"}).rfind("master", 0), 0u)
+      << cluster_.node(replica).Command({"ROLE"});
+  cluster_.PromoteReplica(replica, 1);
+  // No -MOVED comes from a dead node: the failed calls' refreshes learn the new master.
+  Answer r;
+  until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < until) {
+    r = Incr(link, key);
+    if (r.ok) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.count, 4);  // counting goes on where the replica left it
+  EXPECT_GT(link.refreshes(), maps);
+  EXPECT_EQ(cluster_.node(replica).Command({"GET", key}), "4");
 }
 
 // One whole RESP command ("*<n>\r\n" then n "$<len>\r\n<bytes>\r\n") off the front of `in`.

@@ -15,13 +15,23 @@ RedisCluster::RedisCluster(int masters) : owner_(16384, -1) {
 }
 
 std::vector<std::string> RedisCluster::ServerArgs(int i) const {
-  return {"--cluster-enabled", "yes", "--cluster-config-file",
-          dir_.File("nodes-" + std::to_string(port(i)) + ".conf"),
-          // Also the delay before a master that just (re)joined serves (at least 500 ms).
-          "--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no", "--dir",
-          dir_.path(),
-          // The bus port would be port + 10000, which may be taken or past 65535.
-          "--cluster-port", std::to_string(bus_ports_[static_cast<size_t>(i)])};
+  std::vector<std::string> args;
+  auto set = [&args](std::string name, std::string value) {
+    args.push_back("--" + std::move(name));
+    args.push_back(std::move(value));
+  };
+  set("cluster-enabled", "yes");
+  set("cluster-config-file", dir_.File("nodes-" + std::to_string(port(i)) + ".conf"));
+  set("dir", dir_.path());
+  // Also the delay before a master that just (re)joined serves (at least 500 ms), and what
+  // a failover waits for.
+  set("cluster-node-timeout", "1000");
+  set("cluster-require-full-coverage", "no");
+  // The bus port would be port + 10000, which may be taken or past 65535.
+  set("cluster-port", std::to_string(bus_ports_[static_cast<size_t>(i)]));
+  // A replica syncs at once (not 5 s later, in case more replicas come).
+  set("repl-diskless-sync-delay", "0");
+  return args;
 }
 
 std::vector<std::string> RedisCluster::Addresses() const {
@@ -138,6 +148,40 @@ bool RedisCluster::FinishMigration(int slot) {
   owner_[static_cast<size_t>(slot)] = to;
   migrating_to_ = -1;
   return true;
+}
+
+int RedisCluster::AddReplica(int master) {
+  const int i = size();
+  nodes_.push_back(std::make_unique<RedisServer>());
+  bus_ports_.push_back(FreePort());
+  if (!node(i).Start(ServerArgs(i))) {
+    error_ = "replica: " + node(i).error();
+    return -1;
+  }
+  ids_.push_back(node(i).Command({"CLUSTER", "MYID"}));
+  node(0).Command({"CLUSTER", "MEET", "127.0.0.1", std::to_string(port(i)),
+                   std::to_string(bus_ports_[static_cast<size_t>(i)])});
+  if (!WaitUntilFormed(-1)) return -1;
+  std::string r = node(i).Command({"CLUSTER", "REPLICATE", id(master)});
+  if (r != "OK") {
+    error_ = "CLUSTER REPLICATE: " + r;
+    return -1;
+  }
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    if (node(i).Command({"INFO", "replication"}).find("master_link_status:up") !=
+        std::string::npos) {
+      return i;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  error_ = "the replica did not sync within 10 s";
+  return -1;
+}
+
+void RedisCluster::PromoteReplica(int replica, int master) {
+  for (int& owner : owner_) {
+    if (owner == master) owner = replica;
+  }
 }
 
 void RedisCluster::Kill(int i) { node(i).Kill(); }

@@ -49,6 +49,12 @@ class RedisCluster {
   bool MoveKey(int slot, const std::string& key);
   bool FinishMigration(int slot);
 
+  // Starts one more node, a replica of node `master`, and waits until it has synced; its
+  // index, or -1 with error(). PromoteReplica records that `replica` took over every slot of
+  // node `master` (after a failover the test waited for).
+  int AddReplica(int master);
+  void PromoteReplica(int replica, int master);
+
   // SIGKILL of node `i`; Restart brings it back on its port with its config file and waits
   // until it serves its slots again (other nodes may still be down).
   void Kill(int i);

@@ -260,8 +260,21 @@ TEST_F(ClusterLinkTest, AFailoverIsLearntFromTheFailedConnection) {
     ASSERT_TRUE(a.ok) << a.error;
     ASSERT_EQ(a.count, i);
   }
-  // The replica has the count before its master goes.
-  ASSERT_EQ(cluster_.node(1).Command({"WAIT", "1", "2000"}), "1");
+  // The replica has the count before its master goes (WAIT would only wait for its own
+  // connection's writes): its replication offset reaches the master's.
+  auto offset = [&](int node, const std::string& field) {
+    std::string info = cluster_.node(node).Command({"INFO", "replication"});
+    size_t at = info.find(field + ":");
+    return at == std::string::npos ? -1 : std::stoll(info.substr(at + field.size() + 1));
+  };
+  const long long written = offset(1, "master_repl_offset");
+  ASSERT_GT(written, 0);
+  auto synced_until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (offset(replica, "slave_repl_offset") < written &&
+         std::chrono::steady_clock::now() < synced_until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(offset(replica, "slave_repl_offset"), written);
   uint64_t maps = link.refreshes();
   cluster_.Kill(1);
   EXPECT_FALSE(Incr(link, key).ok);

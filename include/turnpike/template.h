@@ -46,14 +46,21 @@ class Template {
   // template's own text never is.
   enum class Escape : uint8_t {
     kNone,
-    kDefault,  // nginx's default: `"`, `\`, bytes below 0x20 and from 0x7f up as `\xHH`
-    kJson,     // a JSON string's content: `\"`, `\\`, `\n` `\r` `\t` `\b` `\f`, other bytes
-               // below 0x20 as `\u00HH`; the rest (UTF-8 included) as is
+    kDefault,         // nginx's default: `"`, `\`, bytes below 0x20 and from 0x7f up as `\xHH`
+    kJson,            // a JSON string's content: `\"`, `\\`, `\n` `\r` `\t` `\b` `\f`, other bytes
+                      // below 0x20 as `\u00HH`; the rest (UTF-8 included) as is
+    kQuerySeparator,  // a `?` as `%3F`, the rest as is: a value substituted into a URI path
+                      // cannot start its query (proxy-rewrite's `uri`, APISIX's
+                      // escape_separator)
   };
 
   struct Options {
     bool captures = false;      // `$N` / `${N}` are regex captures, not variables
     bool nginx_syntax = false;  // nginx's log_format names and braces (see above)
+    // ngx.re.sub's replacement syntax instead (proxy-rewrite's regex_uri replacements): only
+    // `$N` and `${N}` (captures) and `$$` (a '$'); no variables, no backslash escapes.
+    // CompileStrict() refuses any other `$`, as ngx.re.sub does; Compile() keeps it as text.
+    bool re_sub_syntax = false;
     Escape escape = Escape::kNone;
     // What a missing variable without a default renders as (not escaped).
     std::string_view missing = {};
@@ -82,7 +89,7 @@ class Template {
   // own or their `?? default`), as APISIX's resolve_var counts them: limit-count treats a key
   // template that resolved none as missing.
   size_t Render(RequestVars& vars, std::string* out,
-              std::span<const std::optional<std::string_view>> captures = {}) const;
+                std::span<const std::optional<std::string_view>> captures = {}) const;
 
  private:
   struct Part {

@@ -80,6 +80,42 @@ Status Template::Build(std::string_view text, Options options, bool strict, Temp
   size_t i = 0;
   while (i < text.size()) {
     char c = text[i];
+    if (options.re_sub_syntax) {
+      if (c != '$') {
+        literal.push_back(c);
+        ++i;
+        continue;
+      }
+      if (i + 1 < text.size() && text[i + 1] == '$') {
+        literal.push_back('$');
+        i += 2;
+        continue;
+      }
+      const bool braced = i + 1 < text.size() && text[i + 1] == '{';
+      const size_t begin = i + 1 + (braced ? 1 : 0);
+      size_t end = begin;
+      while (end < text.size() && end - begin < 4 && text[end] >= '0' && text[end] <= '9') ++end;
+      size_t index = 0;
+      const bool ok = ParseCapture(text.substr(begin, end - begin), &index) &&
+                      (!braced || (end < text.size() && text[end] == '}'));
+      if (!ok) {
+        if (strict) return Status::Error("invalid capturing variable name" + At(i));
+        literal.push_back(c);
+        ++i;
+        continue;
+      }
+      Part p;
+      p.literal = std::move(literal);
+      literal.clear();
+      p.is_ref = true;
+      p.is_capture = true;
+      p.capture = index;
+      t->uses_captures_ = true;
+      t->parts_.push_back(std::move(p));
+      ++t->refs_;
+      i = braced ? end + 1 : end;
+      continue;
+    }
     bool escaped = !options.nginx_syntax && i > 0 && text[i - 1] == '\\';
     if (c != '$' || escaped) {
       literal.push_back(c);
@@ -179,6 +215,14 @@ void Template::AppendValue(std::string_view value, std::string* out) const {
       return;
     case Escape::kJson:
       base::AppendJsonEscaped(out, value);
+      return;
+    case Escape::kQuerySeparator:
+      for (size_t q; (q = value.find('?')) != std::string_view::npos;) {
+        out->append(value.data(), q);
+        out->append("%3F");
+        value.remove_prefix(q + 1);
+      }
+      out->append(value);
       return;
   }
 }

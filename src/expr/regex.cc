@@ -55,6 +55,7 @@ StatusOr<Regex> Regex::Compile(std::string_view pattern, bool caseless) {
   uint32_t all_options = 0;
   pcre2_pattern_info(code, PCRE2_INFO_ALLOPTIONS, &all_options);
   r.direct_jit_ = r.jit_ && (all_options & PCRE2_UTF) == 0;
+  pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &r.capture_count_);
   return r;
 }
 
@@ -65,6 +66,12 @@ bool Regex::Search(std::string_view subject) const {
       direct_jit_ ? pcre2_jit_match(code_.get(), text, subject.size(), 0, 0, MatchData(), nullptr)
                   : pcre2_match(code_.get(), text, subject.size(), 0, 0, MatchData(), nullptr);
   return rc >= 0;
+}
+
+int Regex::Match(std::string_view subject, pcre2_match_data* match_data) const {
+  const auto* text = reinterpret_cast<PCRE2_SPTR>(subject.data() != nullptr ? subject.data() : "");
+  return direct_jit_ ? pcre2_jit_match(code_.get(), text, subject.size(), 0, 0, match_data, nullptr)
+                     : pcre2_match(code_.get(), text, subject.size(), 0, 0, match_data, nullptr);
 }
 
 }  // namespace turnpike::expr

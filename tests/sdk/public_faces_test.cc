@@ -9,6 +9,7 @@
 #include "support/alloc_counter.h"
 #include "turnpike/expression.h"
 #include "turnpike/ip_matcher.h"
+#include "turnpike/regex.h"
 #include "turnpike/strings.h"
 #include "turnpike/template.h"
 
@@ -108,6 +109,83 @@ TEST(TemplateTest, RenderingDoesNotAllocateOnceWarm) {
   uint64_t before = turnpike::testing::ThreadAllocations();
   for (int i = 0; i < 100; ++i) t.Render(vars, &out, groups);
   EXPECT_EQ(turnpike::testing::ThreadAllocations() - before, 0u);
+}
+
+TEST(TemplateTest, ReSubReplacementSyntax) {
+  MapVars vars;
+  vars.vars = {{"uri", "/a"}};
+  const std::optional<std::string_view> groups[] = {"whole", "one", std::nullopt};
+  constexpr Template::Options kReSub = {.re_sub_syntax = true};
+  StatusOr<Template> t = Template::CompileStrict("/$1/${0}/$$/$2/$$1/$uri", kReSub);
+  EXPECT_FALSE(t.ok());  // $uri is no group
+  EXPECT_EQ(t.status().message(), "invalid capturing variable name at offset 19");
+  t = Template::CompileStrict("/$1/${0}/$$/$2/$$1/\\$1", kReSub);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_TRUE(t.value().uses_captures());
+  std::string out;
+  t.value().Render(vars, &out, groups);
+  EXPECT_EQ(out, "/one/whole/$//$1/\\one");  // no backslash escapes
+  for (const char* bad : {"$", "${1", "${}", "${x}", "a$b", "$1234"}) {
+    EXPECT_FALSE(Template::CompileStrict(bad, kReSub).ok()) << bad;
+  }
+  // Lenient: a bad reference stays text.
+  Template lenient = Template::Compile("$x-$1", kReSub);
+  lenient.Render(vars, &out, groups);
+  EXPECT_EQ(out, "$x-one");
+}
+
+TEST(TemplateTest, QuerySeparatorEscape) {
+  MapVars vars;
+  vars.vars = {{"arg_q", "a?b?"}, {"uri", "/p"}};
+  Template t = Template::Compile("/x?$arg_q&${arg_none ?? d?}$uri",
+                                 {.escape = Template::Escape::kQuerySeparator});
+  std::string out;
+  t.Render(vars, &out);
+  EXPECT_EQ(out, "/x?a%3Fb%3F&d%3F/p");  // the template's own '?' stays
+}
+
+TEST(RegexFaceTest, SearchFillsGroups) {
+  StatusOr<Regex> re = Regex::Compile("^/api/v(\\d+)/(x)?(.*)");
+  ASSERT_TRUE(re.ok()) << re.status().message();
+  EXPECT_EQ(re.value().capture_count(), 3u);
+  RegexMatch m;
+  ASSERT_EQ(re.value().Search("/api/v12/users", &m), Regex::kMatch);
+  EXPECT_EQ(m.size(), 4u);
+  EXPECT_EQ(m.group(0), "/api/v12/users");
+  EXPECT_EQ(m.group(1), "12");
+  EXPECT_EQ(m.group(2), std::nullopt);  // did not take part
+  EXPECT_EQ(m.group(3), "users");
+  EXPECT_EQ(m.group(4), std::nullopt);  // no such group
+  EXPECT_EQ(re.value().Search("/other", &m), Regex::kNoMatch);
+  EXPECT_EQ(m.group(0), std::nullopt);
+  // Unanchored search; caseless.
+  StatusOr<Regex> mid = Regex::Compile("B(c)", /*caseless=*/true);
+  ASSERT_TRUE(mid.ok());
+  ASSERT_EQ(mid.value().Search("aabcd", &m), Regex::kMatch);
+  EXPECT_EQ(m.group(0), "bc");
+  EXPECT_EQ(m.group(1), "c");
+  // Errors name the pattern.
+  StatusOr<Regex> bad = Regex::Compile("(");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("invalid regex '(': missing closing parenthesis", 0), 0u)
+      << bad.status().message();
+}
+
+TEST(RegexFaceTest, ManyGroupsAndNoAllocationOnceReserved) {
+  std::string pattern;
+  for (int i = 0; i < 12; ++i) pattern += "(.)";
+  StatusOr<Regex> re = Regex::Compile(pattern);
+  ASSERT_TRUE(re.ok());
+  RegexMatch m;  // grows to 13 pairs on the first search
+  ASSERT_EQ(re.value().Search("abcdefghijklmn", &m), Regex::kMatch);
+  EXPECT_EQ(m.group(12), "l");
+  uint64_t before = turnpike::testing::ThreadAllocations();
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(re.value().Search("abcdefghijklmn", &m), Regex::kMatch);
+  EXPECT_EQ(turnpike::testing::ThreadAllocations() - before, 0u);
+  // A pathological pattern fails on PCRE2's limits instead of running forever.
+  StatusOr<Regex> evil = Regex::Compile("(a+)+$");
+  ASSERT_TRUE(evil.ok());
+  EXPECT_NE(evil.value().Search(std::string(40, 'a') + "b", &m), Regex::kMatch);
 }
 
 TEST(StringsTest, Helpers) {

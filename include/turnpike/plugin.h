@@ -149,18 +149,37 @@ class PluginContext : public RequestVars {
   // handle (a test double; the proxy's context always supports it).
   virtual PausedRequest Pause() { return {}; }
 
-  // rewrite / access: headers of the request sent upstream.
+  // rewrite / access: headers of the request sent upstream. Set replaces every header of the
+  // name (the client's and earlier edits), Add sends one more line and keeps the others
+  // (ngx.req.add_header; a Set then Adds of one name send several lines), Remove drops them
+  // all. Later `http_*` variables read the edited value (the newest one of the name). The
+  // proxy sends names and values as given, except that it never lets a plugin frame the body
+  // or end the head: Content-Length, Transfer-Encoding, Connection and the other hop-by-hop
+  // headers are not sent, and control bytes (CR, LF, NUL, < 0x20, 0x7f) go out as %XX.
+  // X-Forwarded-Proto/Host/Port replace the proxy's own; X-Forwarded-For is sent followed by
+  // ", <client address>". Host is the upstream Host: use SetUpstreamHost. Copies; no
+  // allocation once the request's edit buffers are warm.
   virtual void SetRequestHeader(std::string_view name, std::string_view value) = 0;
   virtual void RemoveRequestHeader(std::string_view name) = 0;
+  virtual void AddRequestHeader(std::string_view name, std::string_view value) {
+    SetRequestHeader(name, value);
+  }
 
   // rewrite / access: the request line and Host sent upstream (proxy-rewrite's uri, method
   // and host). `uri` is an origin-form target sent as is ("/path?query"); $upstream_uri
   // reports it. `method` is a method token. `host` replaces the Host header the upstream's
-  // pass_host would send ($upstream_host reports it). What the client sent, and $uri,
-  // $request_uri, $host and $request_method, stay as they were. The last call wins.
+  // pass_host `pass` would send ($upstream_host reports it); with pass_host `node` or
+  // `rewrite` the upstream's Host wins, as in APISIX, which applies them after the plugins.
+  // What the client sent, and $request_method, $host, and $uri (unless SetUri), stay as they
+  // were. The last call wins. Control bytes go out as %XX (see SetRequestHeader).
   virtual void SetUpstreamUri(std::string_view /*uri*/) {}
   virtual void SetUpstreamMethod(std::string_view /*method*/) {}
   virtual void SetUpstreamHost(std::string_view /*host*/) {}
+  // rewrite / access: the request's new path, nginx's ngx.req.set_uri(): from now on $uri
+  // (and $request_uri, $document_uri) read it, in later plugins, later phases and the access
+  // log. The upstream target is not changed by it: SetUpstreamUri says what is sent (when no
+  // plugin sets one, the client's raw target is). Copied; no allocation once warm.
+  virtual void SetUri(std::string_view /*uri*/) {}
 
   // header_filter: the response about to be sent.
   virtual int response_status() const = 0;

@@ -6,6 +6,7 @@ namespace turnpike::http {
 namespace {
 
 constexpr std::string_view kCrlf = "\r\n";
+constexpr char kHex[] = "0123456789ABCDEF";
 
 void AppendHeader(std::string* out, std::string_view name, std::string_view value) {
   out->append(name);
@@ -14,15 +15,93 @@ void AppendHeader(std::string* out, std::string_view name, std::string_view valu
   out->append(kCrlf);
 }
 
+// What a plugin hands in is written with its control bytes (CR, LF, NUL, the rest below 0x20,
+// DEL) as %XX, so no value, whatever a template rendered into it, can end a line of the head.
+void AppendSafe(std::string* out, std::string_view s) {
+  size_t run = 0;  // start of the bytes not yet appended
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != 0x7f) continue;
+    out->append(s.data() + run, i - run);
+    const char esc[3] = {'%', kHex[c >> 4], kHex[c & 0xf]};
+    out->append(esc, sizeof(esc));
+    run = i + 1;
+  }
+  out->append(s.data() + run, s.size() - run);
+}
+
+void AppendSafeHeader(std::string* out, std::string_view name, std::string_view value) {
+  AppendSafe(out, name);
+  out->append(": ");
+  AppendSafe(out, value);
+  out->append(kCrlf);
+}
+
+// How the encoder treats a header a plugin set or added.
+enum class EditKind : uint8_t {
+  kSend,            // as the plugin says
+  kDrop,            // never from a plugin: body framing, hop-by-hop, Host (the plugin's host
+                    // goes through SetUpstreamHost), X-Real-IP (always the client)
+  kForwardedFor,    // the plugin's chain, then the client address
+  kForwardedProto,  // replaces the proxy's own value
+  kForwardedHost,
+  kForwardedPort,
+};
+
+EditKind KindOfEdit(std::string_view n) {
+  if (IsHopByHop(n)) return EditKind::kDrop;
+  switch (n.size()) {
+    case 4:
+      if (base::EqualsIgnoreCase(n, "host")) return EditKind::kDrop;
+      break;
+    case 9:
+      if (base::EqualsIgnoreCase(n, "x-real-ip")) return EditKind::kDrop;
+      break;
+    case 14:
+      if (base::EqualsIgnoreCase(n, "content-length")) return EditKind::kDrop;
+      break;
+    case 15:
+      if (base::EqualsIgnoreCase(n, "x-forwarded-for")) return EditKind::kForwardedFor;
+      break;
+    case 16:
+      if (base::EqualsIgnoreCase(n, "x-forwarded-host")) return EditKind::kForwardedHost;
+      if (base::EqualsIgnoreCase(n, "x-forwarded-port")) return EditKind::kForwardedPort;
+      break;
+    case 17:
+      if (base::EqualsIgnoreCase(n, "x-forwarded-proto")) return EditKind::kForwardedProto;
+      break;
+    default:
+      break;
+  }
+  return EditKind::kSend;
+}
+
+// One of X-Forwarded-Proto/Host/Port: the proxy's own `value`, unless a plugin's edits
+// decide it (the newest value; a removal sends none, as APISIX since apache/apisix#13753).
+void AppendForwarded(std::string* out, const HeaderEdits* edits, std::string_view name,
+                     std::string_view lower_name, std::string_view value) {
+  if (edits != nullptr) {
+    if (std::optional<const std::string*> d = edits->Decides(lower_name)) {
+      if (*d != nullptr) AppendSafeHeader(out, name, **d);
+      return;
+    }
+  }
+  AppendHeader(out, name, value);
+}
+
 }  // namespace
 
 void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& f,
                                 std::string* out) {
   out->clear();
-  out->append(f.method.empty() ? req.method_name : f.method);
+  if (f.method.empty()) {
+    out->append(req.method_name);
+  } else {
+    AppendSafe(out, f.method);
+  }
   out->push_back(' ');
   if (!f.target.empty()) {
-    out->append(f.target);
+    AppendSafe(out, f.target);
   } else if (!req.target.empty() && req.target[0] == '/') {
     out->append(req.target);
   } else {  // absolute-form or '*': send origin-form
@@ -33,7 +112,11 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
     }
   }
   out->append(" HTTP/1.1\r\nHost: ");
-  out->append(f.host);
+  if (f.host_from_plugin) {
+    AppendSafe(out, f.host);
+  } else {
+    out->append(f.host);
+  }
   out->append(kCrlf);
   std::string_view xff_first;
   bool xff_many = false;
@@ -92,9 +175,18 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
     }
     AppendHeader(out, n, h.value);
   }
+  const HeaderEdits* edits = edited ? f.edits : nullptr;
   AppendHeader(out, "X-Real-IP", f.remote_addr);
   out->append("X-Forwarded-For: ");
-  if (xff_many) {
+  if (edits != nullptr && edits->Touches("x-forwarded-for")) {
+    // The plugins' chain replaces the client's (nginx's $proxy_add_x_forwarded_for reads the
+    // header as the plugins left it); the client address still ends it.
+    edits->ForEachSet([&](std::string_view name, std::string_view value) {
+      if (KindOfEdit(name) != EditKind::kForwardedFor) return;
+      AppendSafe(out, value);
+      out->append(", ");
+    });
+  } else if (xff_many) {
     for (const Header& h : req.headers) {
       if (base::EqualsIgnoreCase(h.name, "x-forwarded-for")) {
         out->append(h.value);
@@ -105,25 +197,36 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
     out->append(xff_first);
     out->append(", ");
   }
+  if (edits != nullptr && !edits->Touches("x-forwarded-for")) {
+    // Lines a plugin added to the client's chain.
+    edits->ForEachSet([&](std::string_view name, std::string_view value) {
+      if (KindOfEdit(name) != EditKind::kForwardedFor) return;
+      AppendSafe(out, value);
+      out->append(", ");
+    });
+  }
   out->append(f.remote_addr);
   out->append(kCrlf);
-  AppendHeader(out, "X-Forwarded-Proto", fwd_proto.empty() ? "http" : fwd_proto);
-  AppendHeader(out, "X-Forwarded-Host", !fwd_host.empty() ? fwd_host : f.forwarded_host);
-  out->append("X-Forwarded-Port: ");
+  // A plugin's X-Forwarded-Proto/Host/Port replace the proxy's own (APISIX sets them after
+  // the plugins ran, from the request headers as the plugins left them).
+  AppendForwarded(out, edits, "X-Forwarded-Proto", "x-forwarded-proto",
+                  fwd_proto.empty() ? "http" : fwd_proto);
+  AppendForwarded(out, edits, "X-Forwarded-Host", "x-forwarded-host",
+                  !fwd_host.empty() ? fwd_host : f.forwarded_host);
+  std::string_view port = f.local_port;
   std::string_view host = req.host;
   size_t colon = host.rfind(':');
   if (!fwd_port.empty()) {
-    out->append(fwd_port);
+    port = fwd_port;
   } else if (colon != std::string_view::npos && host.find(']', colon) == std::string_view::npos &&
              colon + 1 < host.size()) {
-    out->append(host.substr(colon + 1));
-  } else {
-    out->append(f.local_port);
+    port = host.substr(colon + 1);
   }
-  out->append(kCrlf);
-  if (edited) {
-    f.edits->ForEachSet(
-        [&](std::string_view name, std::string_view value) { AppendHeader(out, name, value); });
+  AppendForwarded(out, edits, "X-Forwarded-Port", "x-forwarded-port", port);
+  if (edits != nullptr) {
+    edits->ForEachSet([&](std::string_view name, std::string_view value) {
+      if (KindOfEdit(name) == EditKind::kSend) AppendSafeHeader(out, name, value);
+    });
   }
   if (req.framing == Framing::kContentLength) {
     out->append("Content-Length: ");

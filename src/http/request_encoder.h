@@ -5,6 +5,13 @@
 // Forwarded, Expect, Content-Length), then X-Real-IP, X-Forwarded-For/Proto/Host/Port, the
 // plugins' headers, and the framing of the body as the client sent it.
 //
+// What plugins hand in (method, target, a plugin's host, header names and values) is written
+// with control bytes (< 0x20, 0x7f) as %XX: no plugin and no template can add a line. Plugin
+// headers the proxy owns are not sent as such: Content-Length, Transfer-Encoding, Connection
+// and the other hop-by-hop headers, Host and X-Real-IP never; X-Forwarded-Proto/Host/Port
+// replace the proxy's own values; an X-Forwarded-For set (or added) by a plugin is the chain,
+// followed by ", <client address>" as always.
+//
 // Pure function: no I/O, no allocation once `out` has grown to fit. Any thread.
 #pragma once
 
@@ -21,8 +28,9 @@ struct ForwardedRequest {
   // must be in origin form ("/path?query"). Empty target: the client's, in origin form.
   std::string_view method;
   std::string_view target;
-  std::string_view host;         // the Host header sent upstream
-  std::string_view remote_addr;  // the client (after real-IP): X-Real-IP, end of X-Forwarded-For
+  std::string_view host;          // the Host header sent upstream
+  bool host_from_plugin = false;  // `host` came from a plugin: its control bytes are escaped
+  std::string_view remote_addr;   // the client (after real-IP): X-Real-IP, end of X-Forwarded-For
   // X-Forwarded-Host when the client did not send a trusted one.
   std::string_view forwarded_host;
   // X-Forwarded-Port when neither a trusted X-Forwarded-Port nor a port in Host says it.

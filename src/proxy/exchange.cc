@@ -359,6 +359,8 @@ int Exchange::EncodeRequest(const upstream::Node& /*node*/, std::string_view hos
 void Exchange::EncodeRequestHead(std::string_view host, std::string* out) {
   http::ForwardedRequest f;
   f.host = host;
+  // A plugin's host (SetUpstreamHost, under pass_host `pass`) is the override's own bytes.
+  f.host_from_plugin = !host.empty() && host.data() == ctx_.upstream_host_override().data();
   f.method = ctx_.upstream_method_override();
   f.target = ctx_.upstream_uri_override();
   f.remote_addr = remote_addr_;

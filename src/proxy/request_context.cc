@@ -85,6 +85,12 @@ void RequestContext::Respond(int status, std::string_view body) {
 
 void RequestContext::SetUpstreamUri(std::string_view uri) { upstream_uri_.assign(uri); }
 
+void RequestContext::SetUri(std::string_view uri) {
+  uri_override_.assign(uri);
+  uri_ = uri_override_;
+  request_uri_built_ = false;  // $request_uri is "$uri?$args"
+}
+
 void RequestContext::SetUpstreamMethod(std::string_view method) {
   upstream_method_.assign(method);
   upstream_method_enum_ = base::ParseMethod(method);

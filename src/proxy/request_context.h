@@ -76,6 +76,10 @@ class RequestContext final : public PluginContext {
     request_edits_.Set(name, value);
   }
   void RemoveRequestHeader(std::string_view name) override { request_edits_.Remove(name); }
+  void AddRequestHeader(std::string_view name, std::string_view value) override {
+    request_edits_.Add(name, value);
+  }
+  void SetUri(std::string_view uri) override;
   void SetUpstreamUri(std::string_view uri) override;
   void SetUpstreamMethod(std::string_view method) override;
   void SetUpstreamHost(std::string_view host) override;
@@ -156,7 +160,8 @@ class RequestContext final : public PluginContext {
   PauseTable* pause_table_ = nullptr;
   Pausable* pause_owner_ = nullptr;
   PausedRequest pause_;
-  std::string_view uri_;
+  std::string_view uri_;      // $uri: the normalized path, or uri_override_ after SetUri()
+  std::string uri_override_;  // SetUri()'s path (capacity reused between requests)
   std::string_view host_;
   std::string_view remote_addr_;
   int status_ = 0;

@@ -138,8 +138,8 @@ void UpstreamRequest::Finish(bool reusable) {
 }
 
 std::string_view UpstreamRequest::UpstreamHost(const upstream::Node& node) const {
-  std::string_view set = ctx_->upstream_host_override();
-  if (!set.empty()) return set;
+  // APISIX sets upstream_host for `node` and `rewrite` after the plugins ran
+  // (set_upstream_headers), so a plugin's host survives only with `pass` (reference §3.2).
   switch (upstream_->pass_host) {
     case config::PassHost::kNode:
       return node.host_header;
@@ -148,7 +148,8 @@ std::string_view UpstreamRequest::UpstreamHost(const upstream::Node& node) const
     case config::PassHost::kPass:
       break;
   }
-  return client_host_;
+  std::string_view set = ctx_->upstream_host_override();
+  return set.empty() ? client_host_ : set;
 }
 
 // ---------------------------------------------------------------- the request

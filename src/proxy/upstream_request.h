@@ -145,7 +145,8 @@ class UpstreamRequest final : UpstreamConnection::Owner {
   void Deliver(ResponsePiece& piece);
   void OnResponseDone();
   void FailAttempt(int status, bool connect_phase);
-  // The Host sent to `node`: a plugin's SetUpstreamHost, else what pass_host says.
+  // The Host sent to `node`: what pass_host says; with `pass`, a plugin's SetUpstreamHost
+  // replaces the client's.
   std::string_view UpstreamHost(const upstream::Node& node) const;
   void CloseConnection() {
     if (up_ != nullptr) {

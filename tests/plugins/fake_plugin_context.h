@@ -1,8 +1,8 @@
 // A PluginContext for plugin unit tests: variables from a map keyed by the name as written
-// ("remote_addr", "http_x_a", "status"), header edits recorded in order, request states like
-// the proxy's (turnpike::RequestStateStore, reset by NextRequest()), and the worker states of
-// a one-worker proxy (made by the plugin's CreateWorkerState() on first use, kept until the
-// context goes). Header names compare case-insensitively.
+// ("remote_addr", "http_x_a", "status"; SetUri() writes "uri"), header edits recorded in order,
+// request states like the proxy's (turnpike::RequestStateStore, reset by NextRequest()), and the
+// worker states of a one-worker proxy (made by the plugin's CreateWorkerState() on first use, kept
+// until the context goes). Header names compare case-insensitively.
 #pragma once
 
 #include <map>
@@ -50,8 +50,20 @@ class FakePluginContext : public PluginContext {
   }
   void SetRequestHeader(std::string_view n, std::string_view v) override {
     upstream_headers[Lower(n)] = std::string(v);
+    request_edits.push_back({"set", std::string(n), std::string(v)});
   }
-  void RemoveRequestHeader(std::string_view n) override { upstream_headers.erase(Lower(n)); }
+  void RemoveRequestHeader(std::string_view n) override {
+    upstream_headers.erase(Lower(n));
+    request_edits.push_back({"remove", std::string(n), {}});
+  }
+  void AddRequestHeader(std::string_view n, std::string_view v) override {
+    upstream_headers[Lower(n)] = std::string(v);
+    request_edits.push_back({"add", std::string(n), std::string(v)});
+  }
+  void SetUri(std::string_view uri) override { vars["uri"] = std::string(uri); }
+  void SetUpstreamUri(std::string_view uri) override { upstream_uri = std::string(uri); }
+  void SetUpstreamMethod(std::string_view m) override { upstream_method = std::string(m); }
+  void SetUpstreamHost(std::string_view h) override { upstream_host = std::string(h); }
   int response_status() const override { return status; }
   void SetResponseHeader(std::string_view n, std::string_view v) override {
     Erase(n);
@@ -85,6 +97,20 @@ class FakePluginContext : public PluginContext {
     return state.get();
   }
 
+  // The lines of request header `n` the upstream would get: the client's, then the edits
+  // applied in order (set replaces all, add appends, remove drops all).
+  std::vector<std::string> UpstreamValues(std::string_view n) const {
+    std::vector<std::string> out;
+    for (const auto& [name, v] : request_headers) {
+      if (Lower(name) == Lower(n)) out.push_back(v);
+    }
+    for (const Edit& e : request_edits) {
+      if (Lower(e.name) != Lower(n)) continue;
+      if (e.op != "add") out.clear();
+      if (e.op != "remove") out.push_back(e.value);
+    }
+    return out;
+  }
   // All values of response header `n`, in order.
   std::vector<std::string> ResponseValues(std::string_view n) const {
     std::vector<std::string> out;
@@ -97,6 +123,10 @@ class FakePluginContext : public PluginContext {
   void NextRequest() {
     states.EndRequest();
     upstream_headers.clear();
+    request_edits.clear();
+    upstream_uri.reset();
+    upstream_method.reset();
+    upstream_host.reset();
     response_headers.clear();
     responded = false;
     body_modified = false;
@@ -105,6 +135,12 @@ class FakePluginContext : public PluginContext {
   std::map<std::string, std::string> vars;              // builtin / arg_ / cookie_ vars by name
   Headers request_headers;                              // what the client sent
   std::map<std::string, std::string> upstream_headers;  // request header edits, lowercased
+  struct Edit {
+    std::string op;  // "set", "add", "remove"
+    std::string name, value;
+  };
+  std::vector<Edit> request_edits;  // every request header edit, in order
+  std::optional<std::string> upstream_uri, upstream_method, upstream_host;  // SetUpstream*
   Headers response_headers;  // the response's headers (start with the node's)
   int status = 200;
   bool responded = false;

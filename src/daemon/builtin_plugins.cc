@@ -7,6 +7,7 @@
 #include "plugins/ip_restriction/ip_restriction.h"
 #include "plugins/limit_count/limit_count.h"
 #include "plugins/prometheus/prometheus.h"
+#include "plugins/proxy_rewrite/proxy_rewrite.h"
 #include "plugins/request_id/request_id.h"
 #include "plugins/response_rewrite/response_rewrite.h"
 
@@ -21,6 +22,7 @@ void RegisterBuiltinPlugins(proxy::PluginRegistry* registry, std::shared_ptr<Log
   registry->Register(std::make_unique<plugins::response_rewrite::ResponseRewriteFactory>());
   registry->Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
   registry->Register(std::make_unique<plugins::prometheus::PrometheusFactory>());
+  registry->Register(std::make_unique<plugins::proxy_rewrite::ProxyRewriteFactory>());
 }
 
 }  // namespace turnpike::daemon

@@ -171,7 +171,8 @@ class PluginContext : public RequestVars {
   // pass_host `pass` would send ($upstream_host reports it); with pass_host `node` or
   // `rewrite` the upstream's Host wins, as in APISIX, which applies them after the plugins.
   // What the client sent, and $request_method, $host, and $uri (unless SetUri), stay as they
-  // were. The last call wins. Control bytes go out as %XX (see SetRequestHeader).
+  // were. The last call wins. Control bytes go out as %XX (see SetRequestHeader), and so do
+  // spaces in the method and the target.
   virtual void SetUpstreamUri(std::string_view /*uri*/) {}
   virtual void SetUpstreamMethod(std::string_view /*method*/) {}
   virtual void SetUpstreamHost(std::string_view /*host*/) {}

@@ -17,11 +17,14 @@ void AppendHeader(std::string* out, std::string_view name, std::string_view valu
 
 // What a plugin hands in is written with its control bytes (CR, LF, NUL, the rest below 0x20,
 // DEL) as %XX, so no value, whatever a template rendered into it, can end a line of the head.
-void AppendSafe(std::string* out, std::string_view s) {
+// `space`: a space too (a request line's parts are separated by single spaces, so one in the
+// target would move the HTTP version).
+void AppendSafe(std::string* out, std::string_view s, bool space = false) {
+  const unsigned char lowest = space ? 0x21 : 0x20;
   size_t run = 0;  // start of the bytes not yet appended
   for (size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != 0x7f) continue;
+    if (c >= lowest && c != 0x7f) continue;
     out->append(s.data() + run, i - run);
     const char esc[3] = {'%', kHex[c >> 4], kHex[c & 0xf]};
     out->append(esc, sizeof(esc));
@@ -97,11 +100,11 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
   if (f.method.empty()) {
     out->append(req.method_name);
   } else {
-    AppendSafe(out, f.method);
+    AppendSafe(out, f.method, /*space=*/true);
   }
   out->push_back(' ');
   if (!f.target.empty()) {
-    AppendSafe(out, f.target);
+    AppendSafe(out, f.target, /*space=*/true);
   } else if (!req.target.empty() && req.target[0] == '/') {
     out->append(req.target);
   } else {  // absolute-form or '*': send origin-form

@@ -6,7 +6,8 @@
 // plugins' headers, and the framing of the body as the client sent it.
 //
 // What plugins hand in (method, target, a plugin's host, header names and values) is written
-// with control bytes (< 0x20, 0x7f) as %XX: no plugin and no template can add a line. Plugin
+// with control bytes (< 0x20, 0x7f) as %XX, and spaces in the method and target too: no plugin
+// and no template can add a line or change the request line's shape. Plugin
 // headers the proxy owns are not sent as such: Content-Length, Transfer-Encoding, Connection
 // and the other hop-by-hop headers, Host and X-Real-IP never; X-Forwarded-Proto/Host/Port
 // replace the proxy's own values; an X-Forwarded-For set (or added) by a plugin is the chain,

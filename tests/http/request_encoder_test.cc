@@ -61,7 +61,7 @@ TEST(RequestEncoderTest, ControlBytesFromPluginsAreEscaped) {
   f.host_from_plugin = true;
   const std::string out = Encode(Head(), f);
   EXPECT_EQ(out.find("\r\nX-Injected"), std::string::npos) << out;
-  EXPECT_EQ(out.rfind("GET%0D%0AX /p%0D%0AX-Injected: 2 HTTP/1.1 HTTP/1.1\r\n", 0), 0u) << out;
+  EXPECT_EQ(out.rfind("GET%0D%0AX /p%0D%0AX-Injected:%202%20HTTP/1.1 HTTP/1.1\r\n", 0), 0u) << out;
   EXPECT_NE(out.find("\r\nHost: h%0D%0AX-Injected: 3\r\n"), std::string::npos) << out;
   EXPECT_NE(out.find("\r\nX-Val: a%0D%0AX-Injected: 1\r\n"), std::string::npos) << out;
   EXPECT_NE(out.find("\r\nX-Na%0Ame: v%00w%7F\r\n"), std::string::npos) << out;

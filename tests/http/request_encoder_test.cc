@@ -67,6 +67,41 @@ TEST(RequestEncoderTest, ControlBytesFromPluginsAreEscaped) {
   EXPECT_NE(out.find("\r\nX-Na%0Ame: v%00w%7F\r\n"), std::string::npos) << out;
 }
 
+// The scan goes eight bytes at a time: every unsafe byte at every position of a long value is
+// found, and bytes from 0x80 up (UTF-8), spaces in values and the rest pass as they are.
+TEST(RequestEncoderTest, EveryUnsafeByteAtEveryPositionIsEscaped) {
+  const std::string clean = "ab \xc3\xa9~!\x80\xff" + std::string(13, 'z');  // 21 bytes
+  {
+    HeaderEdits edits;
+    edits.Set("X-Val", clean);
+    const std::string out = Encode(Head(), Forwarded(&edits));
+    EXPECT_NE(out.find("\r\nX-Val: " + clean + "\r\n"), std::string::npos) << out;
+  }
+  for (unsigned char bad : {0x00, 0x01, 0x09, 0x0a, 0x0d, 0x1f, 0x7f}) {
+    for (size_t at = 0; at < clean.size(); ++at) {
+      std::string value = clean;
+      value[at] = static_cast<char>(bad);
+      value += value;  // a second one, further on
+      std::string want;
+      for (char c : value) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+          want += '%';
+          want += "0123456789ABCDEF"[u >> 4];
+          want += "0123456789ABCDEF"[u & 0xf];
+        } else {
+          want += c;
+        }
+      }
+      HeaderEdits edits;
+      edits.Set("X-Val", value);
+      const std::string out = Encode(Head(), Forwarded(&edits));
+      EXPECT_NE(out.find("\r\nX-Val: " + want + "\r\n"), std::string::npos)
+          << "byte " << int{bad} << " at " << at << ": " << out;
+    }
+  }
+}
+
 TEST(RequestEncoderTest, PluginsCannotSetFramingHopByHopHostOrRealIp) {
   HeaderEdits edits;
   for (const char* name : {"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",

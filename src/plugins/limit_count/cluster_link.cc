@@ -68,8 +68,7 @@ uint16_t ClusterLink::Route(uint16_t slot) {
 
 // ---------------------------------------------------------------- calls
 
-void ClusterLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t cost,
-                                 Waiter* waiter, uint64_t token) {
+uint32_t ClusterLink::NewCall(Waiter* waiter, uint64_t token) {
   int64_t now = Now();
   if (now - refreshed_at_ms_ >= kRefreshEveryMs) Refresh(kRefreshEveryMs);  // the first, too
   uint32_t id;
@@ -83,20 +82,82 @@ void ClusterLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64
   Call& c = calls_[id];
   c.waiter = waiter;
   c.token = token;
+  c.deadline_ms = now + config_.timeout_ms;
+  c.redirects = 0;
+  return id;
+}
+
+void ClusterLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t cost,
+                                 Waiter* waiter, uint64_t token) {
+  uint32_t id = NewCall(waiter, token);
+  Call& c = calls_[id];
+  c.step = Step::kFixed;
   c.key.assign(key);
   c.window_s = window_s;
   c.cost = cost;
-  c.deadline_ms = now + config_.timeout_ms;
-  c.redirects = 0;
   Send(id, Route(KeySlot(key)), /*asking=*/false);
+}
+
+void ClusterLink::IncrementSliding(const SlidingCall& call, Waiter* waiter, uint64_t token) {
+  uint32_t id = NewCall(waiter, token);
+  Call& c = calls_[id];
+  c.step = Step::kReadPrevious;
+  c.key.assign(call.current);
+  c.previous.assign(call.previous);
+  c.window_s = call.window_s;
+  c.cost = call.cost;
+  c.limit = call.limit;
+  c.left_ms = call.left_ms;
+  c.previous_count = 0;
+  Send(id, Route(KeySlot(c.previous)), /*asking=*/false);
 }
 
 void ClusterLink::Send(uint32_t id, uint16_t node, bool asking) {
   Call& c = calls_[id];
   c.node = node;
-  // The link may answer inside this call (the node is unreachable): nothing of `c` is used
-  // after it.
-  LinkOf(node).IncrementFixedBy(c.key, c.window_s, c.cost, this, id, c.deadline_ms, asking);
+  // The link may answer inside these calls (the node is unreachable): nothing of `c` is used
+  // after them.
+  switch (c.step) {
+    case Step::kFixed:
+      LinkOf(node).IncrementFixedBy(c.key, c.window_s, c.cost, this, id, c.deadline_ms, asking);
+      break;
+    case Step::kReadPrevious:
+      LinkOf(node).Query({"GET", c.previous}, this, id, c.deadline_ms, asking);
+      break;
+    case Step::kSliding: {
+      SlidingCall call{c.key, c.previous, c.window_s, c.left_ms, c.limit, c.cost};
+      LinkOf(node).IncrementSlidingBy(call, c.previous_count, this, id, c.deadline_ms, asking);
+      break;
+    }
+  }
+}
+
+std::string_view ClusterLink::KeyOf(const Call& c) {
+  return c.step == Step::kReadPrevious ? std::string_view(c.previous) : std::string_view(c.key);
+}
+
+void ClusterLink::OnPrevious(uint32_t id, const redisReply* reply) {
+  // GET answers nil (no such counter: 0) or the counter; anything else fails the call, as a
+  // counter that is not a number fails APISIX's script.
+  Call& c = calls_[id];
+  int64_t previous = 0;
+  if (reply->type == REDIS_REPLY_STRING) {
+    if (!ParseNumber(std::string_view(reply->str, reply->len), &previous) || previous < 0) {
+      Finish(id, nullptr, "the previous window's counter is not a number");
+      return;
+    }
+  } else if (reply->type != REDIS_REPLY_NIL) {
+    Finish(id, reply, {});  // an error: the waiter sees it
+    return;
+  }
+  if (c.waiter == nullptr) {
+    Finish(id, nullptr, {});  // forgotten: not worth counting
+    return;
+  }
+  c.previous_count = previous;
+  c.step = Step::kSliding;
+  c.redirects = 0;  // per command; the deadline covers both
+  Send(id, Route(KeySlot(c.key)), /*asking=*/false);
 }
 
 void ClusterLink::Finish(uint32_t id, const redisReply* reply, std::string_view error) {
@@ -131,12 +192,16 @@ void ClusterLink::OnRedisReply(const redisReply* reply, std::string_view error, 
   if (reply == nullptr) {
     // The node failed (timeout, connection lost, unreachable). The call is not retried: it
     // may have counted. A refresh learns whether another node took the slots over.
-    if (from == fallback_ && map_[KeySlot(calls_[id].key)] == kNoNode) ++fallback_;
+    if (from == fallback_ && map_[KeySlot(KeyOf(calls_[id]))] == kNoNode) ++fallback_;
     Refresh(kMinRefreshGapMs);
     Finish(id, nullptr, error);
     return;
   }
   if (reply->type == REDIS_REPLY_ERROR && Redirect(id, from, reply)) return;
+  if (calls_[id].step == Step::kReadPrevious) {
+    OnPrevious(id, reply);
+    return;
+  }
   Finish(id, reply, {});
 }
 

@@ -64,6 +64,15 @@ class ClusterLink final : public RedisStore, private RedisWaiter {
   // RedisStore.
   void IncrementFixed(std::string_view key, uint64_t window_s, uint64_t cost, Waiter* waiter,
                       uint64_t token) override;
+  // Two commands one after the other, each to the master of its key's slot (the two
+  // counters are on different slots, so no one script may touch both): GET of the previous
+  // window's counter, then the script on the current one with that count. Two round trips,
+  // under one deadline (redis_timeout); redirects are followed for each. The race this
+  // leaves: an increment of the previous window that lands between the GET and the script
+  // (a gateway whose clock is behind, a call sent just before the boundary) is not seen by
+  // this decision; APISIX's own limiter reads the previous window the same way on every
+  // policy.
+  void IncrementSliding(const SlidingCall& call, Waiter* waiter, uint64_t token) override;
   void Forget(const Waiter* waiter) override;
 
   // Tests: redirects followed, slot maps learnt, connections made, calls in flight.
@@ -82,12 +91,22 @@ class ClusterLink final : public RedisStore, private RedisWaiter {
     int port = 0;
     std::unique_ptr<RedisLink> link;  // made on first use
   };
+  enum class Step : uint8_t {
+    kFixed,         // the fixed-window script on `key`
+    kReadPrevious,  // sliding: GET `previous`
+    kSliding,       // sliding: the script on `key`, with `previous_count`
+  };
   struct Call {
     Waiter* waiter = nullptr;  // nullptr: forgotten (its waiter went away)
     uint64_t token = 0;
-    std::string key;  // keeps its capacity when the slot is reused
+    Step step = Step::kFixed;
+    std::string key;       // keeps its capacity when the slot is reused
+    std::string previous;  // sliding: the previous window's counter
     uint64_t window_s = 0;
     uint64_t cost = 0;
+    uint64_t limit = 0;
+    uint64_t left_ms = 0;
+    int64_t previous_count = 0;
     int64_t deadline_ms = 0;
     int redirects = 0;
     uint16_t node = 0;  // where it was sent last
@@ -95,7 +114,13 @@ class ClusterLink final : public RedisStore, private RedisWaiter {
 
   // From the node links: a script reply (token: the call's index) or a CLUSTER SLOTS reply.
   void OnRedisReply(const redisReply* reply, std::string_view error, uint64_t token) override;
-  // Sends call `id` to `node` (behind ASKING when `asking`).
+  // A call slot for `waiter`, its deadline started (and the map refreshed when it is old).
+  uint32_t NewCall(Waiter* waiter, uint64_t token);
+  // The key the call's current command is routed by.
+  static std::string_view KeyOf(const Call& c);
+  // The previous window's count came (sliding): the script goes to the current key's master.
+  void OnPrevious(uint32_t id, const redisReply* reply);
+  // Sends call `id`'s current command to `node` (behind ASKING when `asking`).
   void Send(uint32_t id, uint16_t node, bool asking);
   // Call `id` is done: its slot is freed, then its waiter is answered.
   void Finish(uint32_t id, const redisReply* reply, std::string_view error);

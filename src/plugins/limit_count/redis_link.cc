@@ -17,13 +17,44 @@ namespace {
 // gateways on one Redis share one count per key: a key without a TTL starts a window (set
 // to the cost, expiring after the window); else the cost is added. Answers the count in the
 // window and the milliseconds left of it.
-constexpr std::string_view kScript =
+constexpr std::string_view kFixedScript =
     "local ttl = redis.call('pttl', KEYS[1])\n"
     "if ttl < 0 then\n"
     "  redis.call('set', KEYS[1], ARGV[2], 'EX', ARGV[1])\n"
     "  return {tonumber(ARGV[2]), tonumber(ARGV[1]) * 1000}\n"
     "end\n"
     "return {redis.call('incrby', KEYS[1], ARGV[2]), ttl}\n";
+
+// The sliding window, with the semantics and data of APISIX's sliding-window limiter
+// (RedisStore::IncrementSliding): ARGV = cost, limit, window in seconds, milliseconds left
+// of the current window, and on a cluster the previous window's count (KEYS[1] only);
+// on one server KEYS[2] is the previous window's counter, read here. Counters are plain
+// integers under "<key>.<window id>.counter", the current one set with EX of two windows.
+constexpr std::string_view kSlidingScript =
+    "local cost = tonumber(ARGV[1])\n"
+    "local limit = tonumber(ARGV[2])\n"
+    "local window_s = tonumber(ARGV[3])\n"
+    "local left_ms = tonumber(ARGV[4])\n"
+    "local last\n"
+    "if #KEYS > 1 then\n"
+    "  last = tonumber(redis.call('get', KEYS[2]) or 0)\n"
+    "else\n"
+    "  last = tonumber(ARGV[5])\n"
+    "end\n"
+    "if last > limit then last = limit end\n"
+    "local ttl = redis.call('pttl', KEYS[1])\n"
+    "local count = 0\n"
+    "if ttl >= 0 then count = tonumber(redis.call('get', KEYS[1]) or 0) end\n"
+    "if count >= limit or last * left_ms / (window_s * 1000) + count >= limit then\n"
+    "  return {0, count, last}\n"
+    "end\n"
+    "if ttl < 0 then\n"
+    "  redis.call('set', KEYS[1], cost, 'EX', window_s * 2)\n"
+    "  return {1, cost, last}\n"
+    "end\n"
+    "return {1, redis.call('incrby', KEYS[1], cost), last}\n";
+
+constexpr std::array<std::string_view, 2> kScripts = {kFixedScript, kSlidingScript};
 
 constexpr int64_t kMinBackoffMs = 100;
 constexpr int64_t kMaxBackoffMs = 5000;
@@ -38,7 +69,7 @@ std::string_view Decimal(uint64_t v, std::array<char, 24>* buf) {
 // False when hiredis refused it (the context is failing).
 bool Command(redisAsyncContext* c, redisCallbackFn* fn, void* privdata,
              std::initializer_list<std::string_view> args) {
-  constexpr size_t kMaxArgs = 8;
+  constexpr size_t kMaxArgs = 10;
   const char* argv[kMaxArgs];
   size_t lens[kMaxArgs];
   size_t n = 0;
@@ -161,7 +192,7 @@ void RedisLink::ConnectTo(const std::string& host, int port) {
   redisAsyncSetConnectCallback(c, OnConnect);
   redisAsyncSetDisconnectCallback(c, OnDisconnect);
   ctx_ = c;
-  sha_.clear();
+  for (std::string& sha : shas_) sha.clear();
   // Calls that waited for the address go after the link's own, in their order.
   std::vector<Pending> waiting;
   while (count_ > 0) waiting.push_back(Pop());
@@ -177,7 +208,9 @@ void RedisLink::ConnectTo(const std::string& host, int port) {
     std::array<char, 24> db;
     SendInternal({"SELECT", Decimal(static_cast<uint64_t>(config_.database), &db)});
   }
-  if (ctx_ != nullptr) SendInternal({"SCRIPT", "LOAD", kScript});
+  for (size_t i = 0; i < kScripts.size() && ctx_ != nullptr; ++i) {
+    SendInternal({"SCRIPT", "LOAD", kScripts[i]}, static_cast<Script>(i));
+  }
   for (Pending& p : waiting) {
     if (ctx_ == nullptr) {
       if (p.waiter != nullptr) p.waiter->OnRedisReply(nullptr, "cannot send to Redis", p.token);
@@ -291,9 +324,10 @@ void RedisLink::Reset(std::string_view error) {
 
 // ---------------------------------------------------------------- calls
 
-void RedisLink::SendInternal(std::initializer_list<std::string_view> args) {
+void RedisLink::SendInternal(std::initializer_list<std::string_view> args, Script loads) {
   Pending p;
   p.kind = Kind::kInternal;
+  p.script = loads;
   p.sent = true;
   p.deadline_ms = static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
   if (!Command(ctx_, OnReply, this, args)) {
@@ -310,19 +344,43 @@ void RedisLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t
 
 void RedisLink::IncrementFixedBy(std::string_view key, uint64_t window_s, uint64_t cost,
                                  Waiter* waiter, uint64_t token, int64_t deadline_ms, bool asking) {
+  Pending p;
+  p.script = Script::kFixed;
+  p.key.assign(key);
+  p.window_s = window_s;
+  p.cost = cost;
+  Submit(std::move(p), waiter, token, deadline_ms, asking);
+}
+
+void RedisLink::IncrementSliding(const SlidingCall& call, Waiter* waiter, uint64_t token) {
+  IncrementSlidingBy(call, -1, waiter, token, 0, /*asking=*/false);
+}
+
+void RedisLink::IncrementSlidingBy(const SlidingCall& call, int64_t previous_count, Waiter* waiter,
+                                   uint64_t token, int64_t deadline_ms, bool asking) {
+  Pending p;
+  p.script = Script::kSliding;
+  p.key.assign(call.current);
+  if (previous_count < 0) p.previous.assign(call.previous);
+  p.previous_count = previous_count;
+  p.window_s = call.window_s;
+  p.cost = call.cost;
+  p.limit = call.limit;
+  p.left_ms = call.left_ms;
+  Submit(std::move(p), waiter, token, deadline_ms, asking);
+}
+
+void RedisLink::Submit(Pending p, Waiter* waiter, uint64_t token, int64_t deadline_ms,
+                       bool asking) {
   Readiness r = EnsureConnected();
   if (r == Readiness::kDown) {
     waiter->OnRedisReply(nullptr, "Redis unreachable", token);
     return;
   }
-  Pending p;
   p.waiter = waiter;
   p.token = token;
   p.deadline_ms =
       deadline_ms != 0 ? deadline_ms : static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
-  p.key.assign(key);
-  p.window_s = window_s;
-  p.cost = cost;
   if (r == Readiness::kWaiting) {
     Push(std::move(p));  // sent once the master's address is known (ConnectTo)
     return;
@@ -335,14 +393,22 @@ void RedisLink::IncrementFixedBy(std::string_view key, uint64_t window_s, uint64
       return;
     }
   }
-  Send(std::move(p), /*eval=*/sha_.empty());
+  bool eval = shas_[static_cast<size_t>(p.script)].empty();
+  Send(std::move(p), eval);
 }
 
 void RedisLink::Query(std::initializer_list<std::string_view> args, Waiter* waiter, uint64_t token,
-                      int64_t deadline_ms) {
+                      int64_t deadline_ms, bool asking) {
   if (EnsureConnected() != Readiness::kReady) {
     waiter->OnRedisReply(nullptr, "Redis unreachable", token);
     return;
+  }
+  if (asking) {
+    SendInternal({"ASKING"});
+    if (ctx_ == nullptr) {
+      waiter->OnRedisReply(nullptr, "cannot send to Redis", token);
+      return;
+    }
   }
   Pending p;
   p.kind = Kind::kQuery;
@@ -362,9 +428,31 @@ void RedisLink::Send(Pending p, bool eval) {
   std::array<char, 24> window;
   std::array<char, 24> cost;
   p.sent = true;
-  if (!Command(ctx_, OnReply, this,
-               {eval ? "EVAL" : "EVALSHA", eval ? kScript : std::string_view(sha_), "1", p.key,
-                Decimal(p.window_s, &window), Decimal(p.cost, &cost)})) {
+  auto script = static_cast<size_t>(p.script);
+  std::string_view body = eval ? kScripts[script] : std::string_view(shas_[script]);
+  bool sent;
+  if (p.script == Script::kFixed) {
+    sent = Command(ctx_, OnReply, this,
+                   {eval ? "EVAL" : "EVALSHA", body, "1", p.key, Decimal(p.window_s, &window),
+                    Decimal(p.cost, &cost)});
+  } else {
+    std::array<char, 24> limit;
+    std::array<char, 24> left;
+    std::array<char, 24> previous;
+    if (p.previous_count < 0) {  // one server: both counters in the script
+      sent = Command(
+          ctx_, OnReply, this,
+          {eval ? "EVAL" : "EVALSHA", body, "2", p.key, p.previous, Decimal(p.cost, &cost),
+           Decimal(p.limit, &limit), Decimal(p.window_s, &window), Decimal(p.left_ms, &left)});
+    } else {  // a cluster: the previous count was read from its own slot
+      sent = Command(
+          ctx_, OnReply, this,
+          {eval ? "EVAL" : "EVALSHA", body, "1", p.key, Decimal(p.cost, &cost),
+           Decimal(p.limit, &limit), Decimal(p.window_s, &window), Decimal(p.left_ms, &left),
+           Decimal(static_cast<uint64_t>(p.previous_count), &previous)});
+    }
+  }
+  if (!sent) {
     Waiter* w = p.waiter;
     uint64_t token = p.token;
     Reset("cannot send to Redis");
@@ -390,7 +478,7 @@ void RedisLink::OnReply(redisAsyncContext* c, void* r, void* privdata) {
       return;
     }
     if (reply->type == REDIS_REPLY_STRING && reply->len == 40) {
-      self->sha_.assign(reply->str, reply->len);
+      self->shas_[static_cast<size_t>(p.script)].assign(reply->str, reply->len);
     }
     return;
   }
@@ -402,8 +490,9 @@ void RedisLink::OnReply(redisAsyncContext* c, void* r, void* privdata) {
   if (p.kind == Kind::kScript && reply->type == REDIS_REPLY_ERROR &&
       std::string_view(reply->str, reply->len).starts_with("NOSCRIPT")) {
     // The server lost the script (SCRIPT FLUSH, a restart behind a proxy): send it whole.
-    self->sha_.clear();
-    self->SendInternal({"SCRIPT", "LOAD", kScript});
+    auto script = static_cast<size_t>(p.script);
+    self->shas_[script].clear();
+    self->SendInternal({"SCRIPT", "LOAD", kScripts[script]}, p.script);
     if (self->ctx_ != nullptr) self->Send(std::move(p), /*eval=*/true);
     return;
   }

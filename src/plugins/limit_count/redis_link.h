@@ -18,6 +18,7 @@
 // calls in flight; the timer is re-armed only when a call's deadline is the earliest.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -47,18 +48,25 @@ class RedisLink final : public RedisStore {
   // back-off has not passed.
   void IncrementFixed(std::string_view key, uint64_t window_s, uint64_t cost, Waiter* waiter,
                       uint64_t token) override;
+  // One call of the sliding script with both counters (they must be on this server).
+  void IncrementSliding(const SlidingCall& call, Waiter* waiter, uint64_t token) override;
   void Forget(const Waiter* waiter) override;
 
   // The same call, answered by `deadline_ms` (the loop's clock, uv_now) instead of
   // redis_timeout from now, and preceded by ASKING on the same connection when `asking`.
   void IncrementFixedBy(std::string_view key, uint64_t window_s, uint64_t cost, Waiter* waiter,
                         uint64_t token, int64_t deadline_ms, bool asking);
+  // The sliding script on `call.current` only, with the previous window's count given
+  // (`previous_count` >= 0, read by the caller from wherever that counter lives; a cluster),
+  // or, with -1, both counters on this server. Deadline and ASKING as IncrementFixedBy.
+  void IncrementSlidingBy(const SlidingCall& call, int64_t previous_count, Waiter* waiter,
+                          uint64_t token, int64_t deadline_ms, bool asking);
 
   // Any command (at most 8 arguments), pipelined with the script calls under the same
   // deadline rules; its reply, whatever it is, goes to `waiter`. Not with sentinels (fails
   // at once while the master's address is being asked for).
   void Query(std::initializer_list<std::string_view> args, Waiter* waiter, uint64_t token,
-             int64_t deadline_ms);
+             int64_t deadline_ms, bool asking = false);
 
   // Calls in flight (tests).
   size_t in_flight() const { return count_; }
@@ -69,16 +77,24 @@ class RedisLink final : public RedisStore {
     kScript,    // the counter script: NOSCRIPT sends it again as EVAL
     kQuery,     // Query(): the reply goes to the waiter as it is
   };
+  // The scripts the link loads, by index.
+  enum class Script : uint8_t { kFixed, kSliding };
   struct Pending {
     Kind kind = Kind::kScript;
-    bool sent = false;         // false: waiting for the master's address (sentinels)
-    Waiter* waiter = nullptr;  // nullptr: forgotten (its waiter went away), or internal
+    Script script = Script::kFixed;  // kScript: which one; kInternal: the one a LOAD loads
+    bool sent = false;               // false: waiting for the master's address (sentinels)
+    Waiter* waiter = nullptr;        // nullptr: forgotten (its waiter went away), or internal
     uint64_t token = 0;
     int64_t deadline_ms = 0;
     // For a NOSCRIPT answer: the call is sent again as EVAL.
     std::string key;
     uint64_t window_s = 0;
     uint64_t cost = 0;
+    // The sliding script: the previous window's counter (one server), or its count (>= 0).
+    std::string previous;
+    int64_t previous_count = -1;
+    uint64_t limit = 0;
+    uint64_t left_ms = 0;
   };
 
   enum class Readiness { kReady, kWaiting, kDown };
@@ -88,8 +104,10 @@ class RedisLink final : public RedisStore {
   void AskSentinel();
   void DropSentinel();
   static void OnSentinelReply(redisAsyncContext* c, void* reply, void* privdata);
+  // A script call: sent now, queued until the master is known, or failed at once.
+  void Submit(Pending p, Waiter* waiter, uint64_t token, int64_t deadline_ms, bool asking);
   void Send(Pending p, bool eval);
-  void SendInternal(std::initializer_list<std::string_view> args);
+  void SendInternal(std::initializer_list<std::string_view> args, Script loads = Script::kFixed);
   void Push(Pending p);
   Pending Pop();
   // Arms the timer for `due` unless it is armed for an earlier time.
@@ -112,10 +130,10 @@ class RedisLink final : public RedisStore {
   size_t next_sentinel_ = 0;
   size_t sentinels_asked_ = 0;  // in this round
   int64_t sentinel_deadline_ms_ = 0;
-  uv_timer_s* timer_ = nullptr;    // the earliest deadline in flight
-  int64_t timer_due_ = INT64_MAX;  // when it fires; INT64_MAX: stopped
-  std::string sha_;                // the script's SHA1 once SCRIPT LOAD answered
-  int64_t retry_at_ms_ = 0;        // no connect before this (back-off)
+  uv_timer_s* timer_ = nullptr;      // the earliest deadline in flight
+  int64_t timer_due_ = INT64_MAX;    // when it fires; INT64_MAX: stopped
+  std::array<std::string, 2> shas_;  // each script's SHA1 once SCRIPT LOAD answered
+  int64_t retry_at_ms_ = 0;          // no connect before this (back-off)
   int64_t backoff_ms_ = 0;
   // Calls in flight, oldest first (a ring: answers come in order).
   std::vector<Pending> ring_;

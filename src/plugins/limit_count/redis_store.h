@@ -47,6 +47,25 @@ class RedisStore {
   virtual void IncrementFixed(std::string_view key, uint64_t window_s, uint64_t cost,
                               Waiter* waiter, uint64_t token) = 0;
 
+  // limit-count's sliding-window check-and-increment (APISIX's, sliding_window.h): reads the
+  // previous window's counter (capped at `limit`) and the current one (0 while it has no
+  // TTL), rejects when the current count is at the limit or the previous window's share of
+  // what is left of this one (`left_ms` of `window_s`) plus the current count reaches it,
+  // else adds `cost` (a new counter expires after two windows). The answer is [1 admitted or
+  // 0 rejected, the current count (after the increment when admitted), the capped previous
+  // count]. Same waiter, token and deadline rules as IncrementFixed. On one server: one
+  // script call with both keys. On a cluster, where the two keys sit on different slots:
+  // a GET of `previous` at its master, then the script on `current` with that value.
+  struct SlidingCall {
+    std::string_view current;   // "<counter>.<window id>.counter"
+    std::string_view previous;  // the same for the window before
+    uint64_t window_s = 0;
+    uint64_t left_ms = 0;  // of the current window, in (0, window_s * 1000]
+    uint64_t limit = 0;
+    uint64_t cost = 1;
+  };
+  virtual void IncrementSliding(const SlidingCall& call, Waiter* waiter, uint64_t token) = 0;
+
   // `waiter` is going away: its calls in flight are answered to nobody.
   virtual void Forget(const Waiter* waiter) = 0;
 };

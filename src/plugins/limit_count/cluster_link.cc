@@ -154,6 +154,11 @@ void ClusterLink::OnPrevious(uint32_t id, const redisReply* reply) {
     Finish(id, nullptr, {});  // forgotten: not worth counting
     return;
   }
+  if (Now() >= c.deadline_ms) {
+    // Sent now, it would time out at once and take its master's connection down with it.
+    Finish(id, nullptr, "timeout");
+    return;
+  }
   c.previous_count = previous;
   c.step = Step::kSliding;
   c.redirects = 0;  // per command; the deadline covers both

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "integration/itest.h"
 #include "support/redis.h"
@@ -300,6 +301,98 @@ TEST_F(LimitCountRedisTest, ASlowRedisTimesOutAndAClientThatLeavesIsForgotten) {
   EXPECT_TRUE(gw_.process()->Running());
 }
 
+// The sliding windows' id now (60 s windows), after waiting, when less than `margin` is left of
+// the current one, for the next: a test that must stay in one window does not straddle two.
+int64_t SlidingWindowNow(std::chrono::seconds margin) {
+  using std::chrono::system_clock;
+  auto ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               system_clock::now().time_since_epoch())
+        .count();
+  };
+  int64_t left = 60'000 - ms() % 60'000;
+  if (left < std::chrono::duration_cast<std::chrono::milliseconds>(margin).count()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(left + 50));
+  }
+  return ms() / 60'000;
+}
+
+TEST_F(LimitCountRedisTest, TwoGatewaysShareOneSlidingWindowInApisixLayout) {
+  const std::string routes =
+      Routes("routes:" +
+             RedisRoute("r1", "/hello",
+                        "        count: 6\n        key: http_x_user\n        rejected_code: 429\n"
+                        "        window_type: sliding\n") +
+             "#END\n");
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, routes));
+  Turnpike second{kTurnpikeBin};
+  ASSERT_NO_FATAL_FAILURE(StartGateway(second, routes));
+  const int64_t window = SlidingWindowNow(seconds(20));
+  int ok = 0;
+  int rejected = 0;
+  for (int i = 0; i < 10; ++i) {
+    HttpRequest req;
+    req.target = "/hello";
+    req.headers = {{"X-User", "carol"}};
+    HttpResponse r = Fetch(i % 2 == 0 ? gw_.port() : second.port(), req);
+    double reset = std::stod(r.Header("X-RateLimit-Reset").value_or("-1"));
+    EXPECT_GT(reset, 0) << r.DebugString();
+    EXPECT_LE(reset, 60);
+    if (r.status == 200) {
+      ++ok;
+      // No previous window: floor(6 - count).
+      EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(6 - ok));
+    } else {
+      ++rejected;
+      EXPECT_EQ(r.status, 429) << r.DebugString();
+      EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), "0");
+    }
+  }
+  EXPECT_EQ(ok, 6);
+  EXPECT_EQ(rejected, 4);
+  // APISIX's sliding layout: plugin-limit-count:<route key>:<conf crc>:<key>.<window>.counter,
+  // counting admitted requests only, expiring two windows after it opened.
+  std::string key = redis_.Command({"KEYS", "plugin-limit-count:*"});
+  const std::string suffix = ":carol." + std::to_string(window) + ".counter";
+  EXPECT_EQ(key.rfind("plugin-limit-count:/apisix/routes/r1:", 0), 0u) << key;
+  ASSERT_GT(key.size(), suffix.size());
+  EXPECT_EQ(key.substr(key.size() - suffix.size()), suffix) << key;
+  EXPECT_EQ(redis_.Command({"GET", key}), "6");
+  int ttl = std::stoi(redis_.Command({"TTL", key}));
+  EXPECT_GT(ttl, 90);
+  EXPECT_LE(ttl, 120);
+  // A window APISIX counted in, on the same layout: 5 of 6 used, one left for Turnpike.
+  const std::string dan =
+      key.substr(0, key.size() - suffix.size()) + ":dan." + std::to_string(window) + ".counter";
+  redis_.Command({"SET", dan, "5", "EX", "120"});
+  HttpResponse r = Send("/hello", {{"X-User", "dan"}});
+  EXPECT_EQ(r.status, 200) << r.DebugString();
+  EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), "0");
+  EXPECT_EQ(Send("/hello", {{"X-User", "dan"}}).status, 429);
+  EXPECT_EQ(redis_.Command({"GET", dan}), "6");
+}
+
+TEST_F(LimitCountRedisTest, SlidingWithRedisDownFailsClosedOrDegrades) {
+  ASSERT_NO_FATAL_FAILURE(StartGateway(
+      gw_,
+      Routes("routes:" +
+             RedisRoute("strict", "/hello", "        count: 100\n        window_type: sliding\n") +
+             RedisRoute("lenient", "/status/200",
+                        "        count: 100\n        window_type: sliding\n"
+                        "        allow_degradation: true\n") +
+             "#END\n")));
+  EXPECT_EQ(Send("/hello").status, 200);
+  redis_.Kill();
+  HttpResponse r = Send("/hello");
+  EXPECT_EQ(r.status, 500) << r.DebugString();
+  EXPECT_EQ(r.body, "{\"error_msg\":\"failed to limit count\"}\n");
+  r = Send("/status/200");
+  EXPECT_EQ(r.status, 200) << r.DebugString();
+  EXPECT_FALSE(r.HasHeader("X-RateLimit-Limit"));
+  ASSERT_TRUE(redis_.Start()) << redis_.error();
+  EXPECT_TRUE(PollUntil([&] { return Send("/hello").status == 200; }, seconds(12)));
+}
+
 // policy: redis-sentinel: the master a real sentinel names, and the new one after a failover.
 TEST_F(LimitCountRedisTest, SentinelNamesTheMasterAndAFailoverMovesIt) {
   testing::RedisServer replica;
@@ -370,11 +463,12 @@ class LimitCountClusterTest : public LimitCountTest {
            nodes + "]\n        redis_timeout: 300\n" + fields;
   }
   // The limit-count keys each node holds.
-  std::vector<std::vector<std::string>> KeysByNode() {
+  std::vector<std::vector<std::string>> KeysByNode(
+      const std::string& pattern = "plugin-limit-count:v1:*") {
     std::vector<std::vector<std::string>> out;
     for (int i = 0; i < cluster_.size(); ++i) {
       out.emplace_back();
-      std::string keys = cluster_.node(i).Command({"KEYS", "plugin-limit-count:v1:*"});
+      std::string keys = cluster_.node(i).Command({"KEYS", pattern});
       size_t at = 0;
       while (at < keys.size()) {
         size_t end = keys.find('\n', at);
@@ -427,6 +521,47 @@ TEST_F(LimitCountClusterTest, TwoGatewaysShareLimitsOnEveryMaster) {
   }
   EXPECT_EQ(total, kUsers);
   EXPECT_GE(masters_used, 2);  // twelve keys on one master of three: (1/3)^11
+}
+
+TEST_F(LimitCountClusterTest, TwoGatewaysShareSlidingWindowsAcrossMasters) {
+  const std::string routes = Routes(
+      "routes:" + ClusterRoute("c1", "/hello", "        count: 3\n        window_type: sliding\n") +
+      "#END\n");
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, routes));
+  Turnpike second{kTurnpikeBin};
+  ASSERT_NO_FATAL_FAILURE(StartGateway(second, routes));
+  const int64_t window = SlidingWindowNow(seconds(20));
+  constexpr int kUsers = 8;
+  for (int u = 0; u < kUsers; ++u) {
+    int ok = 0;
+    for (int i = 0; i < 5; ++i) {
+      HttpRequest req;
+      req.target = "/hello";
+      req.headers = {{"X-User", "user" + std::to_string(u)}};
+      HttpResponse r = Fetch(i % 2 == 0 ? gw_.port() : second.port(), req);
+      if (r.status == 200) {
+        ++ok;
+        EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(3 - ok));
+      } else {
+        EXPECT_EQ(r.status, 429) << r.DebugString();
+      }
+    }
+    EXPECT_EQ(ok, 3) << "user" << u;
+  }
+  // Each user's counter on the master of its slot, holding the admitted requests only.
+  int total = 0;
+  std::vector<std::vector<std::string>> by_node = KeysByNode("plugin-limit-count:/apisix/*");
+  for (int n = 0; n < cluster_.size(); ++n) {
+    for (const std::string& key : by_node[static_cast<size_t>(n)]) {
+      ++total;
+      EXPECT_EQ(key.rfind("plugin-limit-count:/apisix/routes/c1:", 0), 0u) << key;
+      const std::string suffix = "." + std::to_string(window) + ".counter";
+      EXPECT_EQ(key.substr(key.size() - suffix.size()), suffix) << key;
+      EXPECT_EQ(cluster_.OwnerOf(cluster_.Slot(key)), n) << key;
+      EXPECT_EQ(cluster_.node(n).Command({"GET", key}), "3") << key;
+    }
+  }
+  EXPECT_EQ(total, kUsers);
 }
 
 TEST_F(LimitCountClusterTest, AMovedSlotIsFollowedThroughTheDaemon) {

@@ -131,11 +131,23 @@ TEST_F(LimitCountTest, ValidatesLikeApisix) {
                       "redis_cluster_ssl_verify": "yes"})"),
             "property \"redis_cluster_ssl_verify\" validation failed: wrong type: expected "
             "boolean, got string");
-  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
-                      "redis_cluster_name": "c", "redis_cluster_nodes": ["h:7000"],
-                      "window_type": "sliding"})"),
-            "property \"window_type\" validation failed: \"sliding\" with policy redis-cluster is "
-            "not supported yet");
+  // Sliding windows on every Redis policy, but not with delayed sync (yet).
+  for (const char* conf : {
+           R"({"count": 1, "time_window": 60, "policy": "redis-cluster",
+               "redis_cluster_name": "c", "redis_cluster_nodes": ["h:7000"],
+               "window_type": "sliding"})",
+           R"({"count": 1, "time_window": 60, "policy": "redis", "redis_host": "hh",
+               "window_type": "sliding"})",
+           R"({"count": 1, "time_window": 60, "policy": "redis-sentinel",
+               "redis_sentinels": [{"host": "hh", "port": 26379}], "redis_master_name": "m",
+               "window_type": "sliding"})"}) {
+    StatusOr<PluginConstSharedPtr> p = factory_.Create(nlohmann::json::parse(conf), fctx_);
+    EXPECT_TRUE(p.ok()) << conf << ": " << p.status().message();
+  }
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis", "redis_host": "hh",
+                      "window_type": "sliding", "sync_interval": 1})"),
+            "property \"sync_interval\" validation failed: delayed sync with window_type "
+            "\"sliding\" is not supported yet");
 }
 
 TEST_F(LimitCountTest, ClusterConfigKeepsItsSeedsAndCredentials) {

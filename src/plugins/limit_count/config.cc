@@ -383,25 +383,21 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
       break;
     case Policy::kRedis:
       if (Status s = ReadRedis(conf, &c.redis); !s.ok()) return s;
-      if (c.window_type == WindowType::kSliding) {
-        return schema::Property("window_type",
-                                "\"sliding\" with policy redis is not supported yet");
-      }
       break;
     case Policy::kRedisSentinel:
       if (Status s = ReadSentinel(conf, &c.redis); !s.ok()) return s;
-      if (c.window_type == WindowType::kSliding) {
-        return schema::Property("window_type",
-                                "\"sliding\" with policy redis-sentinel is not supported yet");
-      }
       break;
     case Policy::kRedisCluster:
       if (Status s = ReadCluster(conf, &c.redis); !s.ok()) return s;
-      if (c.window_type == WindowType::kSliding) {
-        return schema::Property("window_type",
-                                "\"sliding\" with policy redis-cluster is not supported yet");
-      }
       break;
+  }
+
+  if (c.policy != Policy::kLocal && c.window_type == WindowType::kSliding &&
+      c.sync_interval_ms > 0) {
+    // APISIX flushes a sliding window's local deltas too; Turnpike's delayed sync keeps
+    // fixed-window quotas only.
+    return schema::Property("sync_interval",
+                            "delayed sync with window_type \"sliding\" is not supported yet");
   }
 
   // The quota headers: plugin_metadata may rename them.

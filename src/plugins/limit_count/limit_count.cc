@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "plugins/common/schema.h"
+#include "plugins/limit_count/sliding_window.h"
 #include "turnpike/strings.h"
 
 namespace turnpike::plugins::limit_count {
@@ -12,8 +13,10 @@ namespace {
 
 constexpr uint64_t kMaxAmount = (uint64_t{1} << 53) - 1;
 constexpr std::string_view kFailedBody = "{\"error_msg\":\"failed to limit count\"}\n";
-// Before the counter identity in Redis (shared with APISIX's limit-count).
+// Before the counter identity in Redis (shared with APISIX's limit-count): the fixed
+// window's counter, and the sliding window's ("<prefix><identity>.<window id>.counter").
 constexpr std::string_view kRedisPrefix = "plugin-limit-count:v1:";
+constexpr std::string_view kSlidingPrefix = "plugin-limit-count:";
 
 // A paused request as a token (the link hands it back): slot and generation; the table is
 // the worker's, kept by the worker state.
@@ -52,10 +55,12 @@ struct LimitCountPlugin::Scratch {
   std::string key;
   std::string amount;
   std::string value;
+  std::string previous;  // sliding: the previous window's counter
   // redis: the rule being counted and its numbers, while the request waits.
   size_t rule = 0;
   uint64_t count = 0;
   uint64_t window = 0;
+  uint64_t left_ms = 0;  // sliding: of the current window
   bool applied = false;
   // sync_interval: the key asked Redis for its quota.
   CounterKey sync_key;
@@ -66,6 +71,7 @@ struct LimitCountPlugin::Scratch {
     key.clear();
     amount.clear();
     value.clear();
+    previous.clear();
     rule = 0;
     count = window = 0;
     applied = false;
@@ -226,10 +232,26 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
     scratch.rule = i;
     scratch.count = count;
     scratch.window = window;
+    scratch.synced = false;
+    if (config_.window_type == WindowType::kSliding) {
+      // The counter's name, then its windows' (amount is free: the numbers are resolved).
+      scratch.amount.assign(kSlidingPrefix);
+      scratch.amount.append(config_.identity_prefix);
+      scratch.amount.append(scratch.value);
+      SlidingKeys k =
+          MakeSlidingKeys(scratch.amount, window, clock_.WallMs(), &scratch.key, &scratch.previous);
+      scratch.left_ms = k.left_ms;
+      PausedRequest handle = paused != nullptr ? *paused : ctx.Pause();
+      if (!handle.alive()) return finish(config_.allow_degradation, 500);
+      RedisState& state = ctx.worker_state<RedisState>(*this);
+      state.table = handle.table();
+      RedisStore::SlidingCall call{scratch.key, scratch.previous, window, k.left_ms, count, 1};
+      state.link->IncrementSliding(call, &state, Pack(handle));
+      return PhaseResult::kPause;
+    }
     scratch.key.assign(kRedisPrefix);
     scratch.key.append(config_.identity_prefix);
     scratch.key.append(scratch.value);
-    scratch.synced = false;
     if (sync_table_ != nullptr) {
       // Delayed sync: decided here unless the key's quota is unknown or its window passed.
       CounterKey id = Fingerprint(seed_, scratch.value);
@@ -266,6 +288,10 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
 void LimitCountPlugin::OnRedisReply(PluginContext& ctx, const PausedRequest& handle,
                                     const redisReply* reply, std::string_view /*error*/) const {
   Scratch& scratch = ctx.RequestState<Scratch>(this);
+  if (config_.window_type == WindowType::kSliding) {
+    OnSlidingReply(ctx, handle, reply, scratch);
+    return;
+  }
   int64_t used = 0;
   int64_t ttl_ms = 0;
   bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
@@ -287,6 +313,32 @@ void LimitCountPlugin::OnRedisReply(PluginContext& ctx, const PausedRequest& han
   SetHeaders(ctx, rule, count, remaining, static_cast<uint64_t>(std::max<int64_t>(0, ttl_ms)) / 10,
              scratch);
   if (!allowed) {
+    Reject(ctx);
+    handle.Resume();
+    return;
+  }
+  RedisNext(ctx, scratch, scratch.rule + 1, &handle);
+}
+
+void LimitCountPlugin::OnSlidingReply(PluginContext& ctx, const PausedRequest& handle,
+                                      const redisReply* reply, Scratch& scratch) const {
+  int64_t admitted = 0;
+  int64_t count = 0;
+  int64_t previous = 0;
+  bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
+            ReplyInteger(reply->element[0], &admitted) && ReplyInteger(reply->element[1], &count) &&
+            ReplyInteger(reply->element[2], &previous) && count >= 0 && previous >= 0;
+  if (!ok) {
+    if (!config_.allow_degradation) ctx.Respond(500, kFailedBody);
+    handle.Resume();
+    return;
+  }
+  const Rule& rule = config_.rules[scratch.rule];
+  SlidingVerdict v =
+      JudgeSliding(admitted == 1, static_cast<uint64_t>(count), static_cast<uint64_t>(previous),
+                   scratch.count, scratch.window, scratch.left_ms);
+  SetHeaders(ctx, rule, scratch.count, v.remaining, v.reset_cs, scratch);
+  if (!v.allowed) {
     Reject(ctx);
     handle.Resume();
     return;

@@ -9,8 +9,10 @@
 // redis-cluster: the request pauses while the worker's RedisStore (a RedisLink, or a
 // ClusterLink routing by hash slot) runs the script, pipelined with the other requests',
 // and resumes on the reply (with sync_interval only when the key's quota is unknown or its
-// window has passed; delayed_sync.h decides the others locally); rules are counted one after
-// the other, stopping at the first rejection, as APISIX does. A request whose client went
+// window has passed; delayed_sync.h decides the others locally). A sliding window costs one
+// script call on one server, a GET and a script call on a cluster (redis_store.h), and
+// renders two counter names (the window's and the one before) into request-state scratch.
+// Rules are counted one after the other, stopping at the first rejection, as APISIX does. A request whose client went
 // away meanwhile is not resumed (its pause handle is stale) and the reply is dropped.
 #pragma once
 
@@ -52,6 +54,9 @@ class LimitCountPlugin final : public Plugin {
   // resumes when no rule is left.
   PhaseResult RedisNext(PluginContext& ctx, Scratch& scratch, size_t from,
                         const PausedRequest* paused) const;
+  // OnRedisReply for window_type sliding: [admitted, count, previous count].
+  void OnSlidingReply(PluginContext& ctx, const PausedRequest& handle, const redisReply* reply,
+                      Scratch& scratch) const;
   // The quota headers of `rule`.
   void SetHeaders(PluginContext& ctx, const Rule& rule, uint64_t count, uint64_t remaining,
                   uint64_t reset_cs, Scratch& scratch) const;

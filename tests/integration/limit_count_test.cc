@@ -393,6 +393,41 @@ TEST_F(LimitCountRedisTest, SlidingWithRedisDownFailsClosedOrDegrades) {
   EXPECT_TRUE(PollUntil([&] { return Send("/hello").status == 200; }, seconds(12)));
 }
 
+TEST_F(LimitCountRedisTest, SlidingThroughTheMasterASentinelNames) {
+  testing::RedisServer sentinel;
+  ASSERT_TRUE(sentinel.StartSentinel(redis_.port(), "mymaster")) << sentinel.error();
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(R"(
+routes:
+  - id: s2
+    uri: /hello
+    upstream: {A}
+    plugins:
+      limit-count:
+        count: 2
+        time_window: 60
+        window_type: sliding
+        key_type: constant
+        key: all
+        policy: redis-sentinel
+        redis_sentinels: [{host: 127.0.0.1, port: )" +
+                                                   std::to_string(sentinel.port()) + R"(}]
+        redis_master_name: mymaster
+        redis_read_timeout: 300
+#END
+)")));
+  const int64_t window = SlidingWindowNow(seconds(20));
+  EXPECT_EQ(Send("/hello").status, 200);
+  HttpResponse r = Send("/hello");
+  EXPECT_EQ(r.status, 200) << r.DebugString();
+  EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), "0");
+  EXPECT_EQ(Send("/hello").status, 503);  // rejected_code's default
+  std::string key = redis_.Command({"KEYS", "plugin-limit-count:/apisix/*"});
+  const std::string suffix = ":all." + std::to_string(window) + ".counter";
+  ASSERT_GT(key.size(), suffix.size()) << key;
+  EXPECT_EQ(key.substr(key.size() - suffix.size()), suffix) << key;
+  EXPECT_EQ(redis_.Command({"GET", key}), "2");
+}
+
 // policy: redis-sentinel: the master a real sentinel names, and the new one after a failover.
 TEST_F(LimitCountRedisTest, SentinelNamesTheMasterAndAFailoverMovesIt) {
   testing::RedisServer replica;

@@ -388,8 +388,10 @@ class MovingNode {
   std::thread thread_;
 };
 
-// One call through a ClusterLink seeded with `port`, run to its answer (at most 5 s).
-Answer OneCall(int port, int timeout_ms, uint64_t* moved, std::chrono::milliseconds* took) {
+// One call through a ClusterLink seeded with `port`, run to its answer (at most 5 s): the
+// fixed window's script, or with `sliding` the sliding window's GET and script.
+Answer OneCall(int port, int timeout_ms, uint64_t* moved, std::chrono::milliseconds* took,
+               bool sliding = false) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   Recorder recorder;
@@ -399,7 +401,12 @@ Answer OneCall(int port, int timeout_ms, uint64_t* moved, std::chrono::milliseco
     c.timeout_ms = timeout_ms;
     ClusterLink link(&loop, c);
     auto start = std::chrono::steady_clock::now();
-    link.IncrementFixed("hello", 60, 1, &recorder, 0);
+    if (sliding) {
+      link.IncrementSliding({"hello.2.counter", "hello.1.counter", 60, 30'000, 10, 1}, &recorder,
+                            0);
+    } else {
+      link.IncrementFixed("hello", 60, 1, &recorder, 0);
+    }
     while (recorder.received == 0 &&
            std::chrono::steady_clock::now() < start + std::chrono::seconds(5)) {
       uv_run(&loop, UV_RUN_NOWAIT);
@@ -438,6 +445,27 @@ TEST(ClusterLinkBoundTest, OneDeadlineCoversEveryRedirect) {
   EXPECT_EQ(a.error, "timeout");
   EXPECT_GE(moved, 1u);
   EXPECT_LT(moved, static_cast<uint64_t>(ClusterLink::kMaxRedirects));
+  EXPECT_GE(took.count(), 240);
+  EXPECT_LT(took.count(), 450);
+}
+
+TEST(ClusterLinkBoundTest, OneDeadlineCoversASlidingCallsRedirects) {
+  // The sliding window's GET of the previous counter is redirected like a script call, its
+  // redirects bounded and under the call's one deadline.
+  MovingNode bounded(0);
+  ASSERT_NE(bounded.port(), 0);
+  uint64_t moved = 0;
+  std::chrono::milliseconds took{};
+  Answer a = OneCall(bounded.port(), 2000, &moved, &took, /*sliding=*/true);
+  EXPECT_FALSE(a.ok);
+  EXPECT_EQ(a.error, "too many cluster redirects");
+  EXPECT_EQ(moved, static_cast<uint64_t>(ClusterLink::kMaxRedirects + 1));
+  MovingNode slow(100);
+  ASSERT_NE(slow.port(), 0);
+  a = OneCall(slow.port(), 250, &moved, &took, /*sliding=*/true);
+  EXPECT_FALSE(a.ok);
+  EXPECT_EQ(a.error, "timeout");
+  EXPECT_GE(moved, 1u);
   EXPECT_GE(took.count(), 240);
   EXPECT_LT(took.count(), 450);
 }

@@ -118,7 +118,7 @@ std::optional<RouteSpec> ParseRoute(const Field& f, Diagnostics& d) {
         }
       }
     } else if (x.key == "enable_websocket") {
-      if (std::optional<bool> v = ReadBool(x, d)) route.enable_websocket = *v;
+      route.enable_websocket = ReadBool(x, d);
     } else if (CheckIgnoredField(x, d)) {
       // warned about (or type error recorded)
     } else {

@@ -189,7 +189,8 @@ struct RouteSpec {
   std::vector<PluginSpec> plugins;  // in file order
   std::string service_id;           // normalized; "" when absent
   std::string plugin_config_id;     // normalized; "" when absent
-  bool enable_websocket = false;
+  // Unset: the service's says (APISIX: the route's wins when it has one, even false).
+  std::optional<bool> enable_websocket;
   std::vector<std::pair<std::string, std::string>> labels;
   SourceLoc loc;
   std::string path;  // YAML path of the item, e.g. "routes[3]"

@@ -255,6 +255,11 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
       if (KindOfEdit(name) == EditKind::kSend) AppendSafeHeader(out, name, value);
     });
   }
+  if (!f.upgrade.empty()) {
+    out->append("Upgrade: ");
+    out->append(f.upgrade);
+    out->append("\r\nConnection: upgrade\r\n");
+  }
   if (req.framing == Framing::kContentLength) {
     out->append("Content-Length: ");
     base::AppendDecimal(out, req.content_length);

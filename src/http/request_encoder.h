@@ -41,6 +41,10 @@ struct ForwardedRequest {
   // ...and when the list is set, an untrusted peer's X-Forwarded-For is dropped.
   bool drop_client_forwarded_for = false;
   const HeaderEdits* edits = nullptr;  // headers set/added/removed by plugins; may be null
+  // Not empty: the request asks the node to switch protocols (a websocket route's upgrade
+  // request); "Upgrade: <upgrade>" and "Connection: upgrade" go up, as APISIX's
+  // proxy_set_header of both for enable_websocket.
+  std::string_view upgrade;
 };
 
 // Replaces `out` with the head for `req` forwarded as `f` says.

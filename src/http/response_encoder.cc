@@ -46,7 +46,11 @@ void AppendTail(const ResponseHeadOptions& o, std::string* out) {
     case BodyFraming::kUntilClose:
       break;
   }
-  if (!o.keep_alive) {
+  if (!o.upgrade.empty()) {
+    out->append("Upgrade: ");
+    out->append(o.upgrade);
+    out->append("\r\nConnection: upgrade\r\n");
+  } else if (!o.keep_alive) {
     out->append("Connection: close\r\n");
   } else if (o.http10_client) {
     out->append("Connection: keep-alive\r\n");

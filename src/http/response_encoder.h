@@ -36,6 +36,9 @@ struct ResponseHeadOptions {
   uint64_t content_length = 0;
   bool keep_alive = true;      // false: Connection: close
   bool http10_client = false;  // keep-alive with an HTTP/1.0 client says so
+  // Not empty: a 101 the client gets as the switch to this protocol ("Upgrade: <upgrade>",
+  // "Connection: upgrade" instead of keep-alive or close).
+  std::string_view upgrade;
 };
 
 // Replaces `out` with the head of `node`'s response as the client gets it. With a body, the

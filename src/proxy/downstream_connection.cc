@@ -164,8 +164,12 @@ void DownstreamConnection::OnRead(char*, size_t len) {
 // Nothing to read after all (EAGAIN): an idle connection gives its buffer back.
 void DownstreamConnection::OnReadBufferUnused(const uv_buf_t&) { ReleaseBufferIfIdle(); }
 
-// EOF or error: the client is gone (mid-exchange this aborts the upstream side too).
-void DownstreamConnection::OnReadEnd(int) { Close(); }
+// EOF or error: the client is gone (mid-exchange this aborts the upstream side too), unless
+// the exchange is a tunnel, which flushes what the client sent before it ends.
+void DownstreamConnection::OnReadEnd(int status) {
+  if (state_ == State::kExchange && x_->OnClientEnd(status)) return;
+  Close();
+}
 
 void DownstreamConnection::Compact() {
   if (begin_ == 0) return;

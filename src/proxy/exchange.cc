@@ -68,6 +68,13 @@ Exchange::Exchange(Worker* worker) : worker_(worker) {
 
 void Exchange::Abort() {
   worker_->pauses().Cancel(ctx_.pause_handle());  // a paused plugin's Resume() is void
+  if (state_ == State::kTunnel) {
+    // A tunnel's client connection closed under it (send_timeout, the drain deadline): the
+    // upgraded request is over all the same, and logged as such.
+    tunnel_.Close();
+    bytes_sent_ += tunnel_.bytes_to_client();
+    RunLogPhase();
+  }
   Release();
 }
 
@@ -75,6 +82,8 @@ void Exchange::Release(bool upstream_reusable) {
   // The upstream connection first: closing it cancels a write that still refers to the
   // body buffer. post_arg_* views point into that buffer until here.
   upstream_.Finish(upstream_reusable);
+  tunnel_.Close();
+  upgrade_ = {};
   ReleaseBodyBuffer();
   ReleasePins();
   route_ = nullptr;
@@ -213,6 +222,9 @@ void Exchange::OnData() {
     case State::kProxying:
       ForwardRequestBody();
       break;
+    case State::kTunnel:
+      tunnel_.OnClientData();
+      break;
     default:
       break;  // paused, or a local reply is being written: input stays buffered
   }
@@ -338,7 +350,9 @@ void Exchange::ForwardToUpstream() {
   state_ = State::kProxying;
   resp_framing_ = http::BodyFraming::kContentLength;
   if (req_.expect_continue && !req_body_done_ && !continue_sent_) SendContinue();
-  upstream_.Start(worker_, this, &ctx_, *upstream_conf_, timeouts(), std::move(nodes), req_.host);
+  upgrade_ = route_->enable_websocket ? UpgradeRequested() : std::string_view();
+  upstream_.Start(worker_, this, &ctx_, *upstream_conf_, timeouts(), std::move(nodes), req_.host,
+                  !upgrade_.empty());
 }
 
 void Exchange::SendContinue() {
@@ -369,6 +383,7 @@ void Exchange::EncodeRequestHead(std::string_view host, std::string* out) {
   f.trusted_peer = down_->peer_trusted();
   f.drop_client_forwarded_for = snapshot_->addresses.has_trusted && !down_->peer_trusted();
   f.edits = phases_ran_ ? &ctx_.request_edits() : nullptr;
+  f.upgrade = upgrade_;
   http::EncodeForwardedRequestHead(req_, f, out);
 }
 
@@ -450,6 +465,7 @@ void Exchange::OnResponseBroken() { down_->Close(); }
 
 bool Exchange::OnResponse(UpstreamRequest::ResponsePiece& piece) {
   client_bufs_.clear();
+  if (piece.upgrade) state_ = State::kUpgrading;  // the tunnel starts once the 101 is out
   if (piece.head != nullptr) {
     EncodeResponseHead(*piece.head);
     client_bufs_.push_back(core::IoBuf(out_));
@@ -516,6 +532,14 @@ void Exchange::EncodeResponseHead(const http::ResponseHead& r) {
   if (worker_->draining()) down_->set_keep_alive(false);
   o.keep_alive = down_->keep_alive();
   o.http10_client = req_.version_minor == 0;
+  if (state_ == State::kUpgrading) {
+    // The node's protocol name, as nginx passes its Upgrade header on (the client's if the
+    // node sent none).
+    o.upgrade = upgrade_;
+    for (const http::Header& h : r.headers) {
+      if (base::EqualsIgnoreCase(h.name, "upgrade")) o.upgrade = h.value;
+    }
+  }
   http::EncodeProxiedResponseHead(r, o, &out_);
 }
 
@@ -585,6 +609,10 @@ void Exchange::WriteClient() {
 }
 
 void Exchange::OnWritten(int status) {
+  if (state_ == State::kTunnel) {
+    tunnel_.OnClientWritten(status);  // an error ends the tunnel (and is logged)
+    return;
+  }
   if (status < 0) {
     down_->Close();
     return;
@@ -594,7 +622,52 @@ void Exchange::OnWritten(int status) {
     FinishExchange(/*upstream_reusable=*/false);
   } else if (state_ == State::kProxying) {
     upstream_.OnClientWritten();
+  } else if (state_ == State::kUpgrading) {
+    StartTunnel();
   }
+}
+
+// ---------------------------------------------------------------- upgrades
+
+// An HTTP/1.1 request without a body whose Connection lists "upgrade" and that names the
+// protocol in Upgrade (RFC 9110 §7.8). nginx cannot tunnel HTTP/1.0 or after a body either.
+std::string_view Exchange::UpgradeRequested() const {
+  if (req_.version_minor != 1 || req_.framing != http::Framing::kNone ||
+      !http::IsListedIn("upgrade", req_.connection_tokens, req_.connection_token_count)) {
+    return {};
+  }
+  for (const http::Header& h : req_.headers) {
+    if (base::EqualsIgnoreCase(h.name, "upgrade")) return h.value;
+  }
+  return {};
+}
+
+void Exchange::StartTunnel() {
+  bool node_ended = false;
+  UpstreamConnection* up = upstream_.TakeConnection(&node_ended);
+  state_ = State::kTunnel;
+  down_->DisarmTimer();
+  tunnel_.Start(down_, up, node_ended, timeouts().read, this);  // may end inside
+}
+
+bool Exchange::OnClientEnd(int status) {
+  if (state_ != State::kTunnel) return false;
+  tunnel_.OnClientEnd(status);
+  return true;
+}
+
+void Exchange::OnTunnelEnd() {
+  bytes_sent_ += tunnel_.bytes_to_client();
+  ctx_.facts().UpstreamEnd(0, uv_now(worker_->loop()));
+  down_->set_keep_alive(false);
+  if (tunnel_.client_ended() || tunnel_.writing_to_client()) {
+    // Nothing to linger for (or a write that will not finish): log, and close.
+    RunLogPhase();
+    state_ = State::kIdle;  // Abort below must not log again
+    down_->Close();         // Abort -> Release
+    return;
+  }
+  FinishExchange(/*upstream_reusable=*/false);  // the lingering close: the client reads EOF
 }
 
 }  // namespace turnpike::proxy

@@ -36,6 +36,7 @@
 #include "proxy/phase_runner.h"
 #include "proxy/request_context.h"
 #include "proxy/snapshot.h"
+#include "proxy/tunnel.h"
 #include "proxy/upstream_request.h"
 #include "proxy/worker.h"
 #include "proxy/worker_states.h"
@@ -45,7 +46,10 @@ namespace turnpike::proxy {
 
 class DownstreamConnection;
 
-class Exchange final : public router::RouteFilter, public Pausable, UpstreamRequest::Callbacks {
+class Exchange final : public router::RouteFilter,
+                       public Pausable,
+                       UpstreamRequest::Callbacks,
+                       Tunnel::Callbacks {
  public:
   explicit Exchange(Worker* worker);
   Exchange(const Exchange&) = delete;
@@ -60,8 +64,13 @@ class Exchange final : public router::RouteFilter, public Pausable, UpstreamRequ
   // A head that cannot be parsed because it is too long (414 request line, 431 head; `read`
   // bytes of it so far): answered from a blank request.
   void Reject(int status, size_t read);
-  // The connection read more bytes: request body, or the next request (left buffered).
+  // The connection read more bytes: request body, the next request (left buffered), or a
+  // tunnel's.
   void OnData();
+  // The client closed its side or the connection failed. Returns true when the exchange
+  // handles it (a tunnel flushes what the client sent, then ends); false: the connection
+  // closes (Abort).
+  bool OnClientEnd(int status);
   // The connection's write of client_bufs_ finished (0, or a libuv error).
   void OnWritten(int status);
   // The connection closes in the middle of the exchange: a pause is cancelled, the upstream
@@ -76,7 +85,9 @@ class Exchange final : public router::RouteFilter, public Pausable, UpstreamRequ
   // write refers to it.
   bool input_movable() const {
     return state_ == State::kReadingBody ||
-           (state_ == State::kProxying && !upstream_.body_inflight());
+           (state_ == State::kProxying && !upstream_.body_inflight()) ||
+           state_ == State::kUpgrading ||
+           (state_ == State::kTunnel && !tunnel_.client_bytes_inflight());
   }
 
   // ---- router::RouteFilter: a candidate route's remote_addrs and vars ----
@@ -93,6 +104,8 @@ class Exchange final : public router::RouteFilter, public Pausable, UpstreamRequ
     kPaused,       // a rewrite/access plugin waits for its I/O (input stays buffered)
     kProxying,     // the upstream request is in progress
     kLocalReply,   // writing a response Turnpike generated itself
+    kUpgrading,    // writing the node's 101 to the client; then kTunnel
+    kTunnel,       // relaying an upgraded connection (tunnel_)
   };
 
   // ---- UpstreamRequest::Callbacks ----
@@ -103,6 +116,12 @@ class Exchange final : public router::RouteFilter, public Pausable, UpstreamRequ
   void OnResponseComplete() override;
   void OnRequestFailed(int status) override;
   void OnResponseBroken() override;
+
+  // ---- upgrades (websocket): the 101 went to the client, the tunnel takes over ----
+  // The Upgrade value of an upgrade request this route lets through, else empty.
+  std::string_view UpgradeRequested() const;
+  void StartTunnel();
+  void OnTunnelEnd() override;  // Tunnel::Callbacks
 
   // The request, before the upstream (exchange.cc)
   void BeginRequest();
@@ -188,6 +207,8 @@ class Exchange final : public router::RouteFilter, public Pausable, UpstreamRequ
   const Route* route_ = nullptr;
   const Upstream* upstream_conf_ = nullptr;
   UpstreamRequest upstream_;
+  std::string_view upgrade_;  // the client's Upgrade, when forwarded (websocket route)
+  Tunnel tunnel_;             // the upgraded connection, in kTunnel
 
   bool req_body_done_ = false;  // the whole request body was read from the client
   uint64_t body_bytes_ = 0;     // request body bytes so far (client_max_body_size)

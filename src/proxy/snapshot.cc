@@ -419,6 +419,8 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
         Overlay(&route.chain.entries, it->second);
       }
     }
+    route.enable_websocket =
+        spec.enable_websocket.value_or(service != nullptr && service->spec->enable_websocket);
     Overlay(&route.chain.entries, own);
     route.chain.Sort();
     route.needs_post_args = (route.vars != nullptr && route.vars->Reads(VarRef::Kind::kPostArg)) ||

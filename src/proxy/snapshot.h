@@ -70,6 +70,10 @@ struct Route {
   expr::ExprConstPtr vars;
   // `vars` or one of the route's plugins reads post_arg_* variables.
   bool needs_post_args = false;
+  // An HTTP/1.1 upgrade request (Upgrade + Connection: upgrade) goes up with those headers
+  // and a 101 turns the connection into a tunnel (proxy/tunnel.h). The route's
+  // enable_websocket when set, else its service's (APISIX).
+  bool enable_websocket = false;
 };
 
 // Client-address rules from config.yaml, compiled (reference §3.2, §7.3).

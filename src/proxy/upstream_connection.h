@@ -50,7 +50,7 @@ class UpstreamConnection final : core::TcpConnection::Handler {
   static UpstreamConnection* Connect(Worker* worker, const PoolKey& key, Owner* owner,
                                      double connect_timeout);
 
-  void Attach(Owner* owner);      // taken from the pool
+  void Attach(Owner* owner);      // taken from the pool, or handed over (proxy/tunnel.h)
   void Detach();                  // back to the pool (caller then calls PutIdle)
   void Close() { tcp_.Close(); }  // idempotent; no owner callback follows
 

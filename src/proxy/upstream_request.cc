@@ -15,7 +15,8 @@ bool Idempotent(base::Method m) {
 
 void UpstreamRequest::Start(Worker* worker, Callbacks* callbacks, RequestContext* ctx,
                             const Upstream& upstream, const config::Timeout& timeouts,
-                            upstream::NodeSetConstSharedPtr nodes, std::string_view client_host) {
+                            upstream::NodeSetConstSharedPtr nodes, std::string_view client_host,
+                            bool upgrade) {
   worker_ = worker;
   callbacks_ = callbacks;
   ctx_ = ctx;
@@ -32,6 +33,7 @@ void UpstreamRequest::Start(Worker* worker, Callbacks* callbacks, RequestContext
   head_parsed_ = response_started_ = client_writing_ = resp_done_ = false;
   eof_pending_ = false;
   discard_ = false;
+  upgrade_ = upgrade;
   first_attempt_ms_ = uv_now(worker_->loop());
   StartAttempt();
 }
@@ -220,8 +222,9 @@ void UpstreamRequest::ProcessResponse() {
       return;
     }
     int status = head_.status;
-    up_->Consume(head_len);               // the head's views stay valid: the buffer does not move
-    if (status >= 100 && status < 200) {  // interim response: not forwarded
+    up_->Consume(head_len);  // the head's views stay valid: the buffer does not move
+    bool switched = status == 101 && upgrade_;
+    if (status >= 100 && status < 200 && !switched) {  // interim response: not forwarded
       scan_pos_ = 0;
       parser_.Reset(ctx_->upstream_method() == base::Method::kHead);
       continue;
@@ -232,6 +235,13 @@ void UpstreamRequest::ProcessResponse() {
       attempt_status_[attempts_ - 1] = static_cast<uint16_t>(status);
     }
     piece.head = &head_;
+    if (switched) {  // what follows is the new protocol's, not a body
+      spans_.clear();
+      piece.body = &spans_;
+      piece.upgrade = piece.complete = true;
+      Deliver(piece);
+      return;
+    }
   }
   spans_.clear();
   piece.body = &spans_;
@@ -294,6 +304,14 @@ void UpstreamRequest::OnClientWritten() {
     return;
   }
   OnResponseDone();
+}
+
+UpstreamConnection* UpstreamRequest::TakeConnection(bool* read_ended) {
+  *read_ended = std::exchange(eof_pending_, false);
+  client_writing_ = false;
+  UpstreamConnection* up = std::exchange(up_, nullptr);
+  if (up != nullptr) up->set_pinned(false);
+  return up;
 }
 
 void UpstreamRequest::OnResponseDone() {

@@ -48,6 +48,10 @@ class UpstreamRequest final : UpstreamConnection::Owner {
     // replace them (its body filters).
     std::vector<std::string_view>* body = nullptr;
     bool complete = false;  // the body ends with this piece (the callee may end it: Cut)
+    // The head is a 101 to the upgrade the request asked for (Start's `upgrade`): no body
+    // follows; once the client has the head, the callee takes the connection over
+    // (TakeConnection) and what follows is the new protocol's.
+    bool upgrade = false;
   };
 
   // What the request reports to its exchange. Every callback may end the exchange (write to
@@ -82,11 +86,12 @@ class UpstreamRequest final : UpstreamConnection::Owner {
   };
 
   // Begins the first attempt. `nodes` is the upstream's node set, pinned by the request
-  // (not empty); `client_host` the Host the client sent (pass_host: pass). Everything passed
-  // must outlive the request.
+  // (not empty); `client_host` the Host the client sent (pass_host: pass). `upgrade`: the
+  // request asks the node to switch protocols, so a 101 is its answer (ResponsePiece::upgrade)
+  // rather than an interim one. Everything passed must outlive the request.
   void Start(Worker* worker, Callbacks* callbacks, RequestContext* ctx, const Upstream& upstream,
              const config::Timeout& timeouts, upstream::NodeSetConstSharedPtr nodes,
-             std::string_view client_host);
+             std::string_view client_host, bool upgrade = false);
 
   // A body piece for the node (the callee's `bufs`, valid until OnRequestWritten). Only when
   // ready_for_body().
@@ -112,6 +117,12 @@ class UpstreamRequest final : UpstreamConnection::Owner {
 
   // The client took the last response piece (after OnResponse returned true).
   void OnClientWritten();
+
+  // After an `upgrade` piece went to the client (OnClientWritten does not follow then): the
+  // node's connection, for its new owner, which closes it in the end (it never goes back to
+  // the pool); null when it is gone. `read_ended`: the node closed its side meanwhile. Bytes
+  // behind the 101 stay in its pending(). Finish() still follows.
+  UpstreamConnection* TakeConnection(bool* read_ended);
 
   // Ends the request: the connection back to the keep-alive pool when the response allowed
   // it and `reusable` (the exchange's view: the client's request was fully read), else
@@ -185,6 +196,7 @@ class UpstreamRequest final : UpstreamConnection::Owner {
   bool resp_done_ = false;
   bool eof_pending_ = false;  // the node closed while a client write was in flight
   bool discard_ = false;      // the response was cut short: do not pool the connection
+  bool upgrade_ = false;      // see Start
 };
 
 }  // namespace turnpike::proxy

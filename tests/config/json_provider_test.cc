@@ -192,7 +192,7 @@ TEST(JsonProviderTest, EnvSubstitutionAfterParsing) {
   EXPECT_EQ(route.uris, (Lines{"/x"}));
   EXPECT_EQ(route.name, "say \"hi\"");
   EXPECT_EQ(route.upstream->nodes.at(0).port, 8080);  // the string became a number
-  EXPECT_TRUE(route.enable_websocket);                // and "true" a boolean
+  EXPECT_EQ(route.enable_websocket, true);            // and "true" a boolean
   ASSERT_EQ(route.plugins.size(), 1u);
   EXPECT_EQ(route.plugins[0].name, "limit-count");    // keys are substituted, stay strings
   EXPECT_EQ(route.plugins[0].conf,

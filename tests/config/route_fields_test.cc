@@ -48,7 +48,7 @@ TEST(RouteFieldsTest, CarriedFields) {
   EXPECT_EQ(a.vars->loc.col, 11);
   EXPECT_EQ(a.service_id, "7");
   EXPECT_EQ(a.plugin_config_id, "pc.1");
-  EXPECT_TRUE(a.enable_websocket);
+  EXPECT_EQ(a.enable_websocket, true);
   EXPECT_EQ(a.labels, (std::vector<std::pair<std::string, std::string>>{{"env", "prod"},
                                                                          {"team", "edge"}}));
   EXPECT_EQ(a.upstream_id, "");
@@ -59,7 +59,7 @@ TEST(RouteFieldsTest, CarriedFields) {
   EXPECT_EQ(b.remote_addrs, (Lines{"127.0.0.1"}));
   ASSERT_TRUE(b.vars.has_value());
   EXPECT_EQ(b.vars->expr, Json::array());
-  EXPECT_FALSE(b.enable_websocket);
+  EXPECT_FALSE(b.enable_websocket.has_value());  // unset: the service's applies
   EXPECT_EQ(b.service_id, "");
   EXPECT_EQ(b.plugin_config_id, "");
   EXPECT_FALSE(r.value->routes[1].labels.size());

@@ -50,6 +50,31 @@ TEST(RequestEncoderTest, PlainRequest) {
             "X-Forwarded-Port: 8080\r\nContent-Length: 3\r\n\r\n");
 }
 
+// A websocket route's upgrade: the client's own Upgrade and Connection are hop-by-hop and
+// dropped as always; the proxy states the upgrade itself.
+TEST(RequestEncoderTest, UpgradeIsStatedByTheProxy) {
+  RequestHead h = Head();
+  h.headers = {{"Host", "client.example:8080"},
+               {"Connection", "keep-alive, Upgrade"},
+               {"Upgrade", "websocket"},
+               {"Sec-WebSocket-Key", "k=="}};
+  h.connection_tokens[0] = "keep-alive";
+  h.connection_tokens[1] = "Upgrade";
+  h.connection_token_count = 2;
+  h.framing = Framing::kNone;
+  h.content_length = 0;
+  ForwardedRequest f = Forwarded(nullptr);
+  std::string dropped = Encode(h, f);
+  EXPECT_EQ(dropped.find("Upgrade"), std::string::npos) << dropped;
+  EXPECT_EQ(dropped.find("Connection"), std::string::npos) << dropped;
+  f.upgrade = "websocket";
+  EXPECT_EQ(Encode(h, f),
+            "GET /a?b=1 HTTP/1.1\r\nHost: client.example:8080\r\nSec-WebSocket-Key: k==\r\n"
+            "X-Real-IP: 127.0.0.1\r\nX-Forwarded-For: 127.0.0.1\r\n"
+            "X-Forwarded-Proto: http\r\nX-Forwarded-Host: client.example:8080\r\n"
+            "X-Forwarded-Port: 8080\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n");
+}
+
 TEST(RequestEncoderTest, ControlBytesFromPluginsAreEscaped) {
   HeaderEdits edits;
   edits.Set("X-Val", "a\r\nX-Injected: 1");

@@ -1,6 +1,7 @@
 #include "discovery/ares_resolver.h"
 
 #include <ares.h>
+#include <arpa/nameser.h>
 #include <sys/time.h>
 
 #include <cstring>
@@ -55,10 +56,28 @@ Status AresResolver::Start() {
   };
   opts.sock_state_cb_data = this;
   int mask = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_SOCK_STATE_CB;
+  std::string resolv_conf = options_.resolv_conf;
+  if (!resolv_conf.empty()) {
+    opts.resolvconf_path = resolv_conf.data();
+    mask |= ARES_OPT_RESOLVCONF;
+  }
   int rc = ares_init_options(&channel_->channel, &opts, mask);
   if (rc != ARES_SUCCESS) {
     channel_->channel = nullptr;
     return Status::Error(std::string("resolver: ") + ares_strerror(rc));
+  }
+  if (!options_.servers.empty()) {
+    std::string csv;
+    for (const std::string& server : options_.servers) {
+      if (!csv.empty()) csv += ',';
+      csv += server;
+    }
+    rc = ares_set_servers_ports_csv(channel_->channel, csv.c_str());
+    if (rc != ARES_SUCCESS) {
+      ares_destroy(channel_->channel);
+      channel_->channel = nullptr;
+      return Status::Error("resolver: servers \"" + csv + "\": " + ares_strerror(rc));
+    }
   }
   return Status::Ok();
 }
@@ -85,26 +104,52 @@ void AresResolver::Stop() {
   }
 }
 
-uint64_t AresResolver::Resolve(const std::string& host, Done done) {
+uint64_t AresResolver::Query(const std::string& name, int type, AnswerDone done) {
   uint64_t id = next_id_++;
-  pending_.emplace(id, std::move(done));
+  pending_.emplace(id, [done = std::move(done)](const Result& r) { done(r.answer); });
   if (stopped_ || !handles_) return id;  // stopped (or never started): no callback
   if (channel_->channel == nullptr) {
-    Finish(id, Resolution{false, "resolver not running", {}, 0, 0});
+    Finish(id, Result{{}, Answer{ARES_ENOTINITIALIZED, {}}});
+    return id;
+  }
+  auto* query = new QueryRef{this, id};
+  ares_query(
+      channel_->channel, name.c_str(), ns_c_in, type,
+      [](void* arg, int status, int, unsigned char* abuf, int alen) {
+        std::unique_ptr<QueryRef> q(static_cast<QueryRef*>(arg));
+        if (status == ARES_EDESTRUCTION) return;  // Stop(): nobody waits any more
+        Result r;
+        r.answer.status = status;
+        if (status == ARES_SUCCESS && abuf != nullptr && alen > 0) {
+          r.answer.message.assign(abuf, abuf + alen);
+        }
+        q->self->Finish(q->id, std::move(r));
+      },
+      query);
+  ArmTimeout();
+  return id;
+}
+
+uint64_t AresResolver::Resolve(const std::string& host, Done done) {
+  uint64_t id = next_id_++;
+  pending_.emplace(id, [done = std::move(done)](const Result& r) { done(r.resolution); });
+  if (stopped_ || !handles_) return id;  // stopped (or never started): no callback
+  if (channel_->channel == nullptr) {
+    Finish(id, Result{Resolution{false, "resolver not running", {}, 0, 0}, {}});
     return id;
   }
   if (IsSpecialInvalid(host)) {
-    Finish(id, Resolution{false, "Domain name not found", {}, 0, 0});
+    Finish(id, Result{Resolution{false, "Domain name not found", {}, 0, 0}, {}});
     return id;
   }
   ares_addrinfo_hints hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  auto* query = new Query{this, id};
+  auto* query = new QueryRef{this, id};
   ares_getaddrinfo(
       channel_->channel, host.c_str(), nullptr, &hints,
       [](void* arg, int status, int, ares_addrinfo* res) {
-        std::unique_ptr<Query> q(static_cast<Query*>(arg));
+        std::unique_ptr<QueryRef> q(static_cast<QueryRef*>(arg));
         if (status == ARES_EDESTRUCTION) {
           if (res != nullptr) ares_freeaddrinfo(res);
           return;  // Stop(): nobody waits any more
@@ -120,7 +165,7 @@ uint64_t AresResolver::Resolve(const std::string& host, Done done) {
           r.error = ares_strerror(status == ARES_SUCCESS ? ARES_ENODATA : status);
         }
         if (res != nullptr) ares_freeaddrinfo(res);
-        q->self->Finish(q->id, std::move(r));
+        q->self->Finish(q->id, Result{std::move(r), {}});
       },
       query);
   ArmTimeout();
@@ -129,7 +174,7 @@ uint64_t AresResolver::Resolve(const std::string& host, Done done) {
 
 void AresResolver::Cancel(uint64_t id) { pending_.erase(id); }
 
-void AresResolver::Finish(uint64_t id, Resolution result) {
+void AresResolver::Finish(uint64_t id, Result result) {
   if (stopped_ || pending_.find(id) == pending_.end()) return;
   deferred_.emplace_back(id, std::move(result));
   // Callbacks always come from the loop: never inside Resolve() (c-ares answers from the
@@ -140,12 +185,12 @@ void AresResolver::Finish(uint64_t id, Resolution result) {
 }
 
 void AresResolver::RunDeferred() {
-  std::vector<std::pair<uint64_t, Resolution>> ready;
+  std::vector<std::pair<uint64_t, Result>> ready;
   ready.swap(deferred_);
   for (auto& [id, result] : ready) {
     auto it = pending_.find(id);
     if (it == pending_.end()) continue;  // cancelled meanwhile
-    Done done = std::move(it->second);
+    Callback done = std::move(it->second);
     pending_.erase(it);
     done(result);  // may Resolve, Cancel or Stop
     if (stopped_) return;

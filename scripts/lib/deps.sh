@@ -17,7 +17,9 @@ TURNPIKE_BUILD_DEPS=(
 )
 
 # Real services the tests start themselves (on loopback, free ports, stopped by PID).
-TURNPIKE_TEST_DEPS=(redis-server prometheus)
+# dnsmasq-base is dnsmasq's binary without the system service (the dns provider's tests run
+# their own instance on a free port).
+TURNPIKE_TEST_DEPS=(redis-server prometheus dnsmasq-base)
 
 # Debian starts and enables a service when its package is installed; the tests run their
 # own instances, so the system's is stopped and disabled again (no service is left behind).

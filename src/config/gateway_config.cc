@@ -421,6 +421,8 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
          cfg.plugins_loc = d.Loc(x.key_node);
        }},
       {"plugin_attr", [&](const Field& x) { cfg.plugin_attr = ReadPluginAttr(x, d); }},
+      // Same shape as plugin_attr: {name: object}; each provider's factory validates its own.
+      {"discovery", [&](const Field& x) { cfg.discovery = ReadPluginAttr(x, d); }},
   };
   if (!root.IsNull()) Dispatch(Field{"", root, root, ""}, d, top);
 

@@ -111,11 +111,22 @@ struct GatewayConfig {
   // `plugin_attr:` static attributes per plugin name (each an object, converted to JSON; the
   // plugin validates it). Handed to factories and services (FactoryContext::attr).
   std::vector<std::pair<std::string, nlohmann::json>> plugin_attr;
+  // `discovery:` (reference §5): one entry per configured provider, its section as JSON
+  // (an empty object for `name:` alone). The provider's factory validates it when the
+  // daemon starts; upstreams may only use a `discovery_type` configured here.
+  std::vector<std::pair<std::string, nlohmann::json>> discovery;
 
   // The `plugin_attr` object of `plugin`, or nullptr.
   const nlohmann::json* PluginAttr(std::string_view plugin) const {
     for (const auto& [name, attr] : plugin_attr) {
       if (name == plugin) return &attr;
+    }
+    return nullptr;
+  }
+  // The `discovery` section of provider `name`, or nullptr when it is not configured.
+  const nlohmann::json* Discovery(std::string_view name) const {
+    for (const auto& [n, conf] : discovery) {
+      if (n == name) return &conf;
     }
     return nullptr;
   }
@@ -149,11 +160,14 @@ struct UpstreamSpec {
   PassHost pass_host = PassHost::kPass;
   std::string upstream_host;  // required when pass_host == kRewrite
   std::optional<KeepalivePool> keepalive_pool;
-  // Service discovery (reference §3.5): set together, instead of `nodes`. The loader does not
-  // accept discovery upstreams yet (no provider exists), so only tests fill these today.
+  // Service discovery (reference §3.5): `discovery_type` and `service_name` set together,
+  // instead of `nodes`. Whether the type is configured (config.yaml `discovery:`) is checked
+  // by the snapshot build, which reports an error at discovery_loc / discovery_path.
   std::string discovery_type;
   std::string service_name;
-  std::map<std::string, std::string> discovery_args;
+  std::map<std::string, std::string> discovery_args;  // namespace_id, group_name (nacos)
+  SourceLoc discovery_loc;
+  std::string discovery_path;  // e.g. "upstreams[2].discovery_type"
   SourceLoc loc;
 };
 

@@ -1,6 +1,7 @@
 #include "config/upstream_spec.h"
 
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "base/strings.h"
@@ -111,6 +112,18 @@ std::optional<KeepalivePool> ReadKeepalivePool(const Field& f, Diagnostics& d) {
   return pool;
 }
 
+// discovery_args: {namespace_id, group_name} (reference §3.1; used by nacos).
+void ReadDiscoveryArgs(const Field& f, Diagnostics& d, std::map<std::string, std::string>* out) {
+  if (!ExpectMap(f, d)) return;
+  for (const Field& x : MapEntries(f.value, f.path, d)) {
+    if (x.key == "namespace_id" || x.key == "group_name") {
+      if (std::optional<std::string> v = ReadString(x, d)) (*out)[x.key] = *v;
+    } else {
+      d.Error(x.key_node, x.path, "unknown field");
+    }
+  }
+}
+
 }  // namespace
 
 bool SplitHostPort(std::string_view addr, int default_port, std::string* host, int* port) {
@@ -158,6 +171,7 @@ std::optional<UpstreamSpec> ParseUpstream(const Field& f, Diagnostics& d) {
 
   const Field* nodes = nullptr;
   const Field* discovery_type = nullptr;
+  const Field* service_name = nullptr;
   const Field* pass_host = nullptr;
   std::string unused_name;
   for (const Field& x : fields) {
@@ -204,15 +218,42 @@ std::optional<UpstreamSpec> ParseUpstream(const Field& f, Diagnostics& d) {
       spec.keepalive_pool = ReadKeepalivePool(x, d);
     } else if (x.key == "discovery_type") {
       discovery_type = &x;
-      if (ReadString(x, d)) WarnNotSupported(x, d);
-    } else if (x.key == "checks" || x.key == "service_name" || x.key == "discovery_args" ||
-               x.key == "tls") {
+      if (std::optional<std::string> v = ReadString(x, d)) {
+        if (v->empty()) {
+          d.Error(x.at(), x.path, "must not be empty");
+        } else {
+          spec.discovery_type = *v;
+          spec.discovery_loc = d.Loc(x.at());
+          spec.discovery_path = x.path;
+        }
+      }
+    } else if (x.key == "service_name") {
+      service_name = &x;
+      if (std::optional<std::string> v = ReadString(x, d)) {
+        if (v->empty() || v->size() > 256) {
+          d.Error(x.at(), x.path, "length must be 1 to 256");
+        } else {
+          spec.service_name = *v;
+        }
+      }
+    } else if (x.key == "discovery_args") {
+      ReadDiscoveryArgs(x, d, &spec.discovery_args);
+    } else if (x.key == "checks" || x.key == "tls") {
       WarnNotSupported(x, d);
     } else {
       d.Error(x.key_node, x.path, "unknown field");
     }
   }
 
+  // APISIX: oneOf {nodes} | {service_name + discovery_type}.
+  if (nodes != nullptr && (discovery_type != nullptr || service_name != nullptr)) {
+    const Field& other = discovery_type != nullptr ? *discovery_type : *service_name;
+    d.Error(other.key_node, other.path, "not allowed together with \"nodes\"");
+  } else if (discovery_type != nullptr && service_name == nullptr) {
+    d.Error(f.at(), f.path, "missing required field \"service_name\" (with discovery_type)");
+  } else if (service_name != nullptr && discovery_type == nullptr) {
+    d.Error(f.at(), f.path, "missing required field \"discovery_type\" (with service_name)");
+  }
   if (nodes != nullptr) {
     // The scheme is known by now (only http passes), so the default port is too.
     if (nodes->value.IsMap()) {
@@ -222,9 +263,8 @@ std::optional<UpstreamSpec> ParseUpstream(const Field& f, Diagnostics& d) {
     } else {
       TypeError(*nodes, d, "map or list");
     }
-  } else if (discovery_type != nullptr) {
-    d.Error(discovery_type->at(), discovery_type->path,
-            "service discovery is not supported yet; the upstream needs \"nodes\"");
+  } else if (discovery_type != nullptr || service_name != nullptr) {
+    // A discovery upstream: its nodes come from the provider (checked above).
   } else {
     d.Error(f.at(), f.path, "missing required field \"nodes\"");
   }

@@ -1,12 +1,16 @@
 #include "daemon/builtin_providers.h"
 
+#include <memory>
+
+#include "discovery/dns_provider.h"
+
 namespace turnpike::daemon {
 
-void RegisterBuiltinProviders(discovery::ProviderRegistry* /*registry*/) {
-  // None yet. dns, nacos, consul and kubernetes come here, one line each:
-  //   registry->Register(std::make_unique<discovery::DnsProviderFactory>());
-  // Static `nodes` need no provider: the snapshot build fills IP literals, and the
-  // Directory resolves domain names (discovery/node_source.h).
+void RegisterBuiltinProviders(discovery::ProviderRegistry* registry) {
+  // One line per provider; a provider runs only when config.yaml has its `discovery:` entry. Static
+  // `nodes` need no provider: the snapshot build fills IP literals, and the Directory resolves
+  // domain names (discovery/node_source.h).
+  registry->Register(std::make_unique<discovery::DnsProviderFactory>());
 }
 
 }  // namespace turnpike::daemon

@@ -196,7 +196,7 @@ Control::Control(std::shared_ptr<const config::GatewayConfig> gateway,
   // Status first: it is up before the first load, so /status/ready answers 503 while it runs.
   control_services_.push_back(
       std::make_unique<StatusService>(gateway_->status_listen, [this] { return Report(); }));
-  auto discovery = std::make_unique<DiscoveryService>(&providers_);
+  auto discovery = std::make_unique<DiscoveryService>(&providers_, gateway_->discovery);
   discovery_ = discovery.get();
   control_services_.push_back(std::move(discovery));
   const std::vector<std::string>* enabled = gateway_->plugins ? &*gateway_->plugins : nullptr;

@@ -11,14 +11,14 @@ Status DiscoveryService::Start(uv_loop_t* loop) {
     spdlog::error("{}; domain names in upstream nodes will not resolve", s.message());
   }
   directory_ = std::make_unique<discovery::Directory>(loop, resolver_.get());
-  for (const DiscoveryProviderFactory* factory : providers_->Factories()) {
-    // config.yaml's `discovery:` section is not read yet: every provider starts with {}.
-    StatusOr<std::unique_ptr<DiscoveryProvider>> p = factory->Create(nlohmann::json::object());
-    if (!p.ok()) {
-      return Status::Error("discovery." + std::string(factory->name()) + ": " +
-                           p.status().message());
-    }
-    directory_->AddProvider(std::string(factory->name()), std::move(p).value());
+  // One provider per `discovery:` entry of config.yaml (APISIX loads a module per key), and
+  // none for the others: an upstream naming one of those is a config error at build.
+  for (const auto& [name, conf] : discovery_) {
+    const DiscoveryProviderFactory* factory = providers_->Find(name);
+    if (factory == nullptr) return Status::Error("discovery." + name + ": unknown discovery type");
+    StatusOr<std::unique_ptr<DiscoveryProvider>> p = factory->Create(conf);
+    if (!p.ok()) return Status::Error("discovery." + name + ": " + p.status().message());
+    directory_->AddProvider(name, std::move(p).value());
   }
   return directory_->Start();
 }

@@ -9,6 +9,9 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/control_service.h"
@@ -20,8 +23,11 @@ namespace turnpike::daemon {
 
 class DiscoveryService final : public ControlService {
  public:
-  // `providers` outlives the service.
-  explicit DiscoveryService(const discovery::ProviderRegistry* providers) : providers_(providers) {}
+  // `providers` outlives the service. `discovery`: config.yaml's `discovery:` entries (one
+  // provider each; Start() fails naming an unknown one or a section its factory rejects).
+  DiscoveryService(const discovery::ProviderRegistry* providers,
+                   std::vector<std::pair<std::string, nlohmann::json>> discovery)
+      : providers_(providers), discovery_(std::move(discovery)) {}
 
   std::string_view name() const override { return "discovery"; }
   Status Start(uv_loop_t* loop) override;
@@ -33,6 +39,7 @@ class DiscoveryService final : public ControlService {
 
  private:
   const discovery::ProviderRegistry* providers_;
+  std::vector<std::pair<std::string, nlohmann::json>> discovery_;
   std::unique_ptr<discovery::AresResolver> resolver_;
   std::unique_ptr<discovery::Directory> directory_;
 };

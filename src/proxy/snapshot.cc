@@ -266,6 +266,21 @@ void Overlay(std::vector<PluginChain::Entry>* base, const std::vector<PluginChai
   }
 }
 
+// An upstream's discovery_type must be configured under config.yaml's `discovery:` (the
+// daemon starts a provider for each entry there, and refuses to start on an unknown one):
+// otherwise the item owning the upstream is skipped with an error, as a bad plugin is.
+bool DiscoveryConfigured(const config::GatewayConfig& gateway, const config::UpstreamSpec& spec,
+                         BuildReport* report) {
+  if (spec.discovery_type.empty() || gateway.Discovery(spec.discovery_type) != nullptr) {
+    return true;
+  }
+  report->errors.push_back({spec.discovery_loc, spec.discovery_path,
+                            "discovery type \"" + spec.discovery_type +
+                                "\" is not configured (config.yaml has no discovery." +
+                                spec.discovery_type + ")"});
+  return false;
+}
+
 }  // namespace
 
 SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* report) {
@@ -279,6 +294,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
 
   std::unordered_map<std::string, const Upstream*> upstream_by_id;
   for (const config::UpstreamSpec& spec : routes.upstreams) {
+    if (!DiscoveryConfigured(gateway, spec, report)) continue;  // skipped: its routes get 502
     upstream_by_id[spec.id] = builder.Add(spec, "upstreams/" + spec.id);
   }
 
@@ -297,6 +313,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
       report->errors.push_back(std::move(error));
       continue;
     }
+    if (spec.upstream && !DiscoveryConfigured(gateway, *spec.upstream, report)) continue;
     if (spec.upstream) s.upstream = builder.Add(*spec.upstream, "services/" + spec.id);
     services.emplace(spec.id, std::move(s));
   }
@@ -369,6 +386,10 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     if (!plugins.Compile(spec.plugins, {PluginOwnerKind::kRoute, spec.id}, &own, &error)) {
       report->errors.push_back(std::move(error));
       continue;  // the route is skipped, the rest applies
+    }
+    if (spec.upstream && !DiscoveryConfigured(gateway, *spec.upstream, report)) {
+      snap->plugin_instances.Truncate(instances_before);
+      continue;
     }
     std::optional<expr::IpMatcher> remote_addrs;
     if (!spec.remote_addrs.empty()) {

@@ -212,9 +212,6 @@ TEST(UpstreamSchemaTest, UnimplementedFeaturesWarn) {
     key: x-user
     checks: {active: {http_path: /health}}
     tls: {client_cert_id: 1}
-    discovery_type: dns
-    service_name: svc
-    discovery_args: {namespace_id: a}
 )");
   ASSERT_EQ(r.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
   EXPECT_EQ(r.value->upstreams[0].type, "roundrobin");
@@ -224,18 +221,53 @@ TEST(UpstreamSchemaTest, UnimplementedFeaturesWarn) {
                 "yet, using roundrobin",
                 "apisix.yaml:6:5: upstreams[0].checks: not supported yet, ignored",
                 "apisix.yaml:7:5: upstreams[0].tls: not supported yet, ignored",
-                "apisix.yaml:8:5: upstreams[0].discovery_type: not supported yet, ignored",
-                "apisix.yaml:9:5: upstreams[0].service_name: not supported yet, ignored",
-                "apisix.yaml:10:5: upstreams[0].discovery_args: not supported yet, ignored",
             }));
 }
 
-TEST(UpstreamSchemaTest, DiscoveryWithoutNodesIsAnError) {
-  auto r = ParseUpstreams("  - {discovery_type: nacos, service_name: svc}\n");
+TEST(UpstreamSchemaTest, DiscoveryUpstreams) {
+  auto r = ParseUpstreams(R"(  - id: d
+    discovery_type: nacos
+    service_name: users
+    discovery_args: {namespace_id: ns, group_name: g}
+    type: roundrobin
+)");
+  ASSERT_EQ(r.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
+  EXPECT_TRUE(r.warnings.empty()) << ::testing::PrintToString(Strings(r.warnings));
+  const UpstreamSpec& u = r.value->upstreams[0];
+  EXPECT_EQ(u.discovery_type, "nacos");
+  EXPECT_EQ(u.service_name, "users");
+  EXPECT_EQ(u.discovery_args,
+            (std::map<std::string, std::string>{{"group_name", "g"}, {"namespace_id", "ns"}}));
+  EXPECT_TRUE(u.nodes.empty());
+  EXPECT_EQ(u.discovery_path, "upstreams[0].discovery_type");
+  EXPECT_EQ(u.discovery_loc.line, 3);
+}
+
+TEST(UpstreamSchemaTest, DiscoveryRulesNameTheField) {
+  // APISIX: oneOf {nodes} | {service_name + discovery_type}; service_name 1..256 characters;
+  // discovery_args has namespace_id and group_name.
+  auto r = ParseUpstreams(R"(  - {discovery_type: dns}
+  - {service_name: svc}
+  - {discovery_type: dns, service_name: svc, nodes: {"10.0.0.1:80": 1}}
+  - {discovery_type: dns, service_name: ""}
+  - {discovery_type: "", service_name: svc}
+  - {discovery_type: dns, service_name: svc, discovery_args: {cluster: x}}
+  - {discovery_type: dns, service_name: 7}
+)");
   EXPECT_TRUE(r.value->upstreams.empty());
   EXPECT_EQ(Strings(r.errors),
-            (Lines{"apisix.yaml:2:22: upstreams[0].discovery_type: service discovery is not "
-                   "supported yet; the upstream needs \"nodes\""}));
+            (Lines{
+                "apisix.yaml:2:5: upstreams[0]: missing required field \"service_name\" (with "
+                "discovery_type)",
+                "apisix.yaml:3:5: upstreams[1]: missing required field \"discovery_type\" (with "
+                "service_name)",
+                "apisix.yaml:4:6: upstreams[2].discovery_type: not allowed together with \"nodes\"",
+                "apisix.yaml:5:41: upstreams[3].service_name: length must be 1 to 256",
+                "apisix.yaml:6:22: upstreams[4].discovery_type: must not be empty",
+                "apisix.yaml:7:63: upstreams[5].discovery_args.cluster: unknown field",
+                "apisix.yaml:8:41: upstreams[6].service_name: wrong type: expected string, got "
+                "integer",
+            }));
 }
 
 TEST(UpstreamSchemaTest, InlineUpstreamErrorsSkipTheRoute) {

@@ -37,6 +37,8 @@ class NodeSetsTest : public ::testing::Test {
     SnapshotConstSharedPtr snap =
         BuildSnapshot({&gateway_, &routes_, previous, ++version_, nullptr}, &report);
     stats_ = report.stats;
+    errors_.clear();
+    for (const config::ConfigError& e : report.errors) errors_.push_back(e.ToString());
     return snap;
   }
   const Upstream& Up(const Snapshot& s, const std::string& key) {
@@ -51,6 +53,7 @@ class NodeSetsTest : public ::testing::Test {
   config::RoutesConfig routes_;
   uint64_t version_ = 0;
   BuildStats stats_;
+  std::vector<std::string> errors_;
 };
 
 TEST_F(NodeSetsTest, IpLiteralsFillTheSlotAtBuildNamesWait) {
@@ -81,6 +84,7 @@ TEST_F(NodeSetsTest, IpLiteralsFillTheSlotAtBuildNamesWait) {
 }
 
 TEST_F(NodeSetsTest, DiscoveryUpstreamsGetASource) {
+  gateway_.discovery = {{"nacos", nlohmann::json::object()}};
   config::UpstreamSpec u;
   u.id = "d";
   u.discovery_type = "nacos";
@@ -94,6 +98,32 @@ TEST_F(NodeSetsTest, DiscoveryUpstreamsGetASource) {
   EXPECT_EQ(d.source->service.service_name, "users");
   EXPECT_EQ(d.source->service.args.at("group_name"), "g");
   EXPECT_EQ(d.retries, -1);
+}
+
+TEST_F(NodeSetsTest, ADiscoveryTypeNotConfiguredSkipsItsItem) {
+  gateway_.discovery = {{"dns", nlohmann::json::object()}};
+  config::UpstreamSpec u;
+  u.discovery_type = "nacos";
+  u.service_name = "users";
+  u.discovery_loc = {"apisix.yaml", 3, 5};
+  u.discovery_path = "upstreams[0].discovery_type";
+  config::UpstreamSpec ok = u;
+  ok.id = "ok";
+  ok.discovery_type = "dns";
+  u.id = "d";
+  routes_.upstreams = {u, ok};
+  config::RouteSpec inline_route = RouteTo("inline", "");
+  inline_route.upstream = u;
+  routes_.routes = {RouteTo("r", "d"), inline_route};
+  SnapshotConstSharedPtr s = Build();
+  ASSERT_EQ(s->upstreams.size(), 1u) << "only the dns upstream is built";
+  EXPECT_EQ(s->upstreams[0]->key, "upstreams/ok");
+  ASSERT_EQ(s->routes.size(), 1u) << "the route with the inline upstream is skipped";
+  EXPECT_EQ(s->routes[0].fail_status, 502) << "upstream_id of a skipped upstream";
+  std::string error =
+      "apisix.yaml:3:5: upstreams[0].discovery_type: discovery type \"nacos\" is not configured "
+      "(config.yaml has no discovery.nacos)";
+  EXPECT_EQ(errors_, (std::vector<std::string>{error, error}));
 }
 
 TEST_F(NodeSetsTest, ReloadsKeepSlotsOfUnchangedNodes) {

@@ -74,7 +74,9 @@ upstreams:
     options.top_extra = "discovery:\n" + discovery;
     return options;
   }
-  std::string Servers() const { return "  dns:\n    servers:\n      - \"" + dns_.address() + "\"\n"; }
+  std::string Servers() const {
+    return "  dns:\n    servers:\n      - \"" + dns_.address() + "\"\n";
+  }
 
   void StartReady() {
     ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(), Options(Servers())));
@@ -125,8 +127,11 @@ TEST_F(DiscoveryDnsTest, ChangesFollowTheTtlAndAServerGoneKeepsTheLastNodes) {
   for (const Backend* only : {b_.get(), a_.get()}) {
     ASSERT_TRUE(dns_.SetRecords(Srv({only}))) << dns_.error();
     std::string id = only == a_.get() ? "A" : "B";
-    ASSERT_TRUE(PollUntil([&] { return Spread("/status/200", 4) == std::map<std::string, int>{{id, 4}}; },
-                          seconds(10)))
+    ASSERT_TRUE(PollUntil(
+        [&] {
+          return Spread("/status/200", 4) == std::map<std::string, int>{{id, 4}};
+        },
+        seconds(10)))
         << "still " << ::testing::PrintToString(Spread("/status/200", 4));
   }
   // The DNS server goes away: lookups fail, the last good nodes stay.

@@ -17,6 +17,10 @@
 //     upstream then answers 503).
 //   - Until a service's first Publish() its upstreams have no nodes (503, as APISIX before
 //     its first discovery answer), and /status/ready waits for ready().
+//   - APISIX's discovery node schema: host non-empty, weight an integer >= 0, port 0..65535.
+//     A list with a node that fails it gives its upstreams no nodes (503, APISIX's "invalid
+//     nodes format"), so a provider reading a weight that is not an integer >= 0 (1.5, "2",
+//     -1) publishes the node with weight -1 rather than dropping or rounding it.
 //
 // Thread rules: every call into the provider (Start, Watch, Unwatch, Stop, ready) and every
 // call into the sink happens on the control thread. A provider that works on a thread of its

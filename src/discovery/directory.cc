@@ -27,6 +27,14 @@ bool IsIpLiteral(const std::string& host) {
   return ParseIpLiteral(host, 0, &probe);
 }
 
+// The first node that fails the discovery node schema (DiscoveredNode's contract), or null.
+const DiscoveredNode* FirstInvalid(const DiscoveredNodes& nodes) {
+  for (const DiscoveredNode& n : nodes) {
+    if (n.host.empty() || n.weight < 0 || n.port < 0 || n.port > 65535) return &n;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Directory::Directory(uv_loop_t* loop, Resolver* resolver, Options options)
@@ -133,11 +141,22 @@ void Directory::OnPublish(const std::string& provider, const ServiceRef& ref,
   if (it == services_.end()) return;  // not watched (any more)
   if (!nodes) nodes = std::make_shared<const DiscoveredNodes>();
   Service& service = it->second;
-  if (service.last != nullptr && *service.last == *nodes) {
+  if (service.raw != nullptr && *service.raw == *nodes) {
     ++stats_.deduped;
     return;
   }
   ++stats_.published;
+  service.raw = nodes;
+  if (const DiscoveredNode* bad = FirstInvalid(*nodes)) {
+    // APISIX checks the list against its discovery node schema and answers 503 ("invalid
+    // nodes format") when any node fails it.
+    ++stats_.invalid;
+    spdlog::error(
+        "discovery {}: service {}: invalid nodes format (node host \"{}\" port {} "
+        "weight {}); the upstream has no nodes",
+        provider, ref.service_name, bad->host, bad->port, bad->weight);
+    nodes = std::make_shared<const DiscoveredNodes>();
+  }
   service.last = nodes;
   for (auto& [key, e] : entries_) {
     if (e.service == &service) SetNodes(&e, nodes);

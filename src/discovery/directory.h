@@ -5,7 +5,8 @@
 // of each upstream the build could not fill). The directory then:
 //   - watches the services newly named (DiscoveryProvider::Watch), unwatches those no
 //     upstream names any more, and turns each provider answer into node sets; an answer
-//     equal to the service's last one is dropped (producers dedupe by value);
+//     equal to the service's last one is dropped (producers dedupe by value), and one with
+//     a node failing the discovery node schema gives no nodes (503, as APISIX);
 //   - resolves domain names asynchronously (Resolver), one lookup per distinct name however
 //     many upstreams use it, re-resolving every answer's TTL (clamped to
 //     [min_refresh_ms, max_refresh_ms]); a failed lookup keeps the last good address (only a
@@ -58,6 +59,7 @@ class Directory {
     uint64_t stored = 0;     // node sets stored into slots
     uint64_t unchanged = 0;  // rebuilt sets equal to the slot's: not stored
     uint64_t lookups = 0;    // DNS lookups started
+    uint64_t invalid = 0;    // provider answers with a node failing the schema: no nodes
   };
 
   // `resolver` outlives the directory.
@@ -97,7 +99,8 @@ class Directory {
   using ServiceKey = std::pair<std::string, ServiceRef>;  // provider, service
   struct Service {
     DiscoveryProvider* provider = nullptr;
-    DiscoveredNodesConstSharedPtr last;  // null until the first answer
+    DiscoveredNodesConstSharedPtr raw;   // the last answer as published (dedupe)
+    DiscoveredNodesConstSharedPtr last;  // what it gave: raw, or empty when invalid
     int watchers = 0;
   };
   struct Host {

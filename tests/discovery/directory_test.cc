@@ -180,6 +180,25 @@ TEST_F(DirectoryTest, EqualAnswersAreDroppedByValue) {
   EXPECT_EQ(slot->Load()->nodes[0].weight, 5);
 }
 
+TEST_F(DirectoryTest, ANodeFailingTheSchemaGivesNoNodes) {
+  // APISIX: the whole list fails its discovery node schema check ("invalid nodes format"),
+  // the upstream answers 503; the next valid answer restores it.
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  provider_->Publish("users", {{"10.0.1.1", 80, 1, 0}});
+  ASSERT_EQ(slot->Load()->nodes.size(), 1u);
+  for (const DiscoveredNodes& bad :
+       {DiscoveredNodes{{"10.0.1.1", 80, 1, 0}, {"10.0.1.2", 80, -1, 0}},
+        DiscoveredNodes{{"", 80, 1, 0}}, DiscoveredNodes{{"10.0.1.3", 70000, 1, 0}}}) {
+    provider_->Publish("users", bad);
+    EXPECT_TRUE(slot->Load()->nodes.empty()) << bad.size();
+    provider_->Publish("users", {{"10.0.1.1", 80, 1, 0}});
+    EXPECT_EQ(slot->Load()->nodes.size(), 1u);
+  }
+  EXPECT_EQ(dir_->stats().invalid, 3u);
+  EXPECT_TRUE(dir_->ready());
+}
+
 TEST_F(DirectoryTest, DiscoveredDomainNamesAreResolvedToo) {
   auto slot = std::make_shared<upstream::NodeSetSlot>();
   dir_->Apply({Discovered(slot, "fake", "users")});

@@ -69,6 +69,7 @@ upstreams:
   TurnpikeOptions Options(const std::string& discovery) {
     status_port_ = FreePort();
     TurnpikeOptions options;
+    options.worker_processes = 1;  // one round robin: exact spreads
     options.apisix_extra =
         "  status:\n    ip: 127.0.0.1\n    port: " + std::to_string(status_port_) + "\n";
     options.top_extra = "discovery:\n" + discovery;
@@ -142,6 +143,25 @@ TEST_F(DiscoveryDnsTest, ChangesFollowTheTtlAndAServerGoneKeepsTheLastNodes) {
     ASSERT_EQ(Get(gw_.port(), "/hello").status, 200);
   }
   EXPECT_NE(gw_.Stderr().find("keeping its last nodes"), std::string::npos) << gw_.Stderr();
+}
+
+TEST_F(DiscoveryDnsTest, AReloadWatchesNewServicesAndKeepsKnownOnes) {
+  ASSERT_TRUE(dns_.Start(Srv({a_.get(), b_.get()}))) << dns_.error();
+  ASSERT_NO_FATAL_FAILURE(StartReady());
+  ASSERT_EQ(Get(gw_.port(), "/hello").status, 200);
+  // /echo names a service no upstream used: it is looked up once the reload is published.
+  std::string routes = Routes();
+  routes.insert(routes.find("upstreams:"),
+                "  - uri: /echo\n    upstream: {discovery_type: dns, service_name: \"web.test:" +
+                    std::to_string(b_->port()) + "\"}\n");
+  ASSERT_TRUE(gw_.RewriteRoutes(routes));
+  ASSERT_TRUE(gw_.Reload());
+  ASSERT_TRUE(PollUntil([&] { return Get(gw_.port(), "/echo").status == 200; }, seconds(10)))
+      << Get(gw_.port(), "/echo").DebugString();
+  EXPECT_EQ(BackendOf(Get(gw_.port(), "/echo")), "B");
+  // The services the reload kept served throughout, with their nodes.
+  EXPECT_EQ(BackendOf(Get(gw_.port(), "/hello")), "A");
+  EXPECT_EQ(Spread("/status/200", 4).size(), 2u);
 }
 
 TEST_F(DiscoveryDnsTest, ADiscoveryTypeNotConfiguredSkipsTheItem) {

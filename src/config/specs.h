@@ -151,8 +151,13 @@ enum class PassHost { kPass, kNode, kRewrite };
 
 struct UpstreamSpec {
   std::string id;                   // normalized to string; "" for inline upstreams
-  std::string type = "roundrobin";  // only roundrobin is implemented in this version
+  std::string type = "roundrobin";  // roundrobin, chash, ewma or least_conn (§3.3)
   std::vector<NodeSpec> nodes;      // map form converted to list form
+  // chash only: where the key comes from (vars, header, cookie, consumer, vars_combinations)
+  // and the key (a variable name, a header or cookie name, or a template), validated as
+  // APISIX's upstream schema does when type is chash (§3.1); kept but unused otherwise.
+  std::string hash_on = "vars";
+  std::string key;
   std::string scheme = "http";
   std::optional<Timeout> timeout;
   std::optional<int> retries;  // unset -> nodes - 1

@@ -124,6 +124,59 @@ void ReadDiscoveryArgs(const Field& f, Diagnostics& d, std::map<std::string, std
   }
 }
 
+// APISIX's upstream_hash_vars_schema: the variables chash may hash on with hash_on vars.
+// (Its pattern's class [0-9a-zA-z_-] spans 'A' to 'z', so it also takes [ \ ] ^ and `.)
+bool IsChashVar(std::string_view key) {
+  static constexpr std::string_view kNames[] = {
+      "uri",         "server_name",  "server_addr", "request_uri", "remote_port",
+      "remote_addr", "query_string", "host",        "hostname",    "mqtt_client_id"};
+  for (std::string_view name : kNames) {
+    if (key == name) return true;
+  }
+  if (key.size() <= 4 || key.substr(0, 4) != "arg_") return false;
+  for (char c : key.substr(4)) {
+    if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'z') || c == '-')) return false;
+  }
+  return true;
+}
+
+// APISIX's upstream_hash_header_schema: a header or cookie name.
+bool IsChashHeaderName(std::string_view key) {
+  if (key.empty()) return false;
+  for (char c : key) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+          c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// APISIX's check_upstream_conf for type chash: a key is required unless hash_on is consumer,
+// and must suit hash_on (any string for vars_combinations).
+void CheckChashKey(const UpstreamSpec& spec, const Field& f, const Field* type, const Field* key,
+                   Diagnostics& d) {
+  if (spec.hash_on == "consumer") return;
+  if (key == nullptr) {
+    const Field& at = type != nullptr ? *type : f;
+    d.Error(at.at(), f.path + ".key",
+            "missing key: type chash with hash_on " + spec.hash_on + " needs a key");
+    return;
+  }
+  if (spec.hash_on == "vars" && !IsChashVar(spec.key)) {
+    d.Error(key->at(), key->path,
+            "invalid key \"" + spec.key +
+                "\" for hash_on vars: must be one of uri, server_name, server_addr, request_uri, "
+                "remote_port, remote_addr, query_string, host, hostname, mqtt_client_id, or "
+                "arg_<name>");
+  } else if ((spec.hash_on == "header" || spec.hash_on == "cookie") &&
+             !IsChashHeaderName(spec.key)) {
+    d.Error(key->at(), key->path,
+            "invalid key \"" + spec.key + "\" for hash_on " + spec.hash_on +
+                ": must match ^[a-zA-Z0-9-_]+$");
+  }
+}
+
 }  // namespace
 
 bool SplitHostPort(std::string_view addr, int default_port, std::string* host, int* port) {
@@ -173,6 +226,8 @@ std::optional<UpstreamSpec> ParseUpstream(const Field& f, Diagnostics& d) {
   const Field* discovery_type = nullptr;
   const Field* service_name = nullptr;
   const Field* pass_host = nullptr;
+  const Field* type = nullptr;
+  const Field* key = nullptr;
   std::string unused_name;
   for (const Field& x : fields) {
     if (x.key == "id") {
@@ -182,16 +237,16 @@ std::optional<UpstreamSpec> ParseUpstream(const Field& f, Diagnostics& d) {
     } else if (x.key == "nodes") {
       nodes = &x;
     } else if (x.key == "type") {
-      std::optional<std::string> type =
-          ReadEnum(x, d, {"roundrobin", "chash", "ewma", "least_conn"});
-      if (type && *type != "roundrobin") {
-        d.Warning(x.at(), x.path,
-                  "balancer type \"" + *type + "\" is not supported yet, using roundrobin");
-      }
+      type = &x;
+      std::optional<std::string> v = ReadEnum(x, d, {"roundrobin", "chash", "ewma", "least_conn"});
+      if (v) spec.type = *v;
     } else if (x.key == "hash_on") {
-      ReadEnum(x, d, {"vars", "header", "cookie", "consumer", "vars_combinations"});
+      std::optional<std::string> v =
+          ReadEnum(x, d, {"vars", "header", "cookie", "consumer", "vars_combinations"});
+      if (v) spec.hash_on = *v;
     } else if (x.key == "key") {
-      ReadString(x, d);
+      key = &x;
+      if (std::optional<std::string> v = ReadString(x, d)) spec.key = *v;
     } else if (x.key == "retries") {
       if (std::optional<int64_t> v = ReadInt(x, d, 0, kInt32Max))
         spec.retries = static_cast<int>(*v);
@@ -267,6 +322,9 @@ std::optional<UpstreamSpec> ParseUpstream(const Field& f, Diagnostics& d) {
     // A discovery upstream: its nodes come from the provider (checked above).
   } else {
     d.Error(f.at(), f.path, "missing required field \"nodes\"");
+  }
+  if (spec.type == "chash" && d.errors().size() == errors_before) {
+    CheckChashKey(spec, f, type, key, d);
   }
   if (spec.pass_host == PassHost::kRewrite && spec.upstream_host.empty() && pass_host != nullptr) {
     d.Error(pass_host->at(), pass_host->path,

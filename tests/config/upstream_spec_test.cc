@@ -214,11 +214,9 @@ TEST(UpstreamSchemaTest, UnimplementedFeaturesWarn) {
     tls: {client_cert_id: 1}
 )");
   ASSERT_EQ(r.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
-  EXPECT_EQ(r.value->upstreams[0].type, "roundrobin");
+  EXPECT_EQ(r.value->upstreams[0].type, "chash");
   EXPECT_EQ(Strings(r.warnings),
             (Lines{
-                "apisix.yaml:3:11: upstreams[0].type: balancer type \"chash\" is not supported "
-                "yet, using roundrobin",
                 "apisix.yaml:6:5: upstreams[0].checks: not supported yet, ignored",
                 "apisix.yaml:7:5: upstreams[0].tls: not supported yet, ignored",
             }));
@@ -290,9 +288,8 @@ TEST(UpstreamSchemaTest, InlineUpstreamErrorsSkipTheRoute) {
   EXPECT_EQ(Strings(r.errors),
             (Lines{"apisix.yaml:5:15: routes[0].upstream.scheme: scheme \"grpc\" is not "
                    "supported yet (only http)"}));
-  EXPECT_EQ(Strings(r.warnings),
-            (Lines{"apisix.yaml:9:13: routes[1].upstream.type: balancer type \"ewma\" is not "
-                   "supported yet, using roundrobin"}));
+  EXPECT_TRUE(r.warnings.empty()) << ::testing::PrintToString(Strings(r.warnings));
+  EXPECT_EQ(r.value->routes[0].upstream->type, "ewma");
 }
 
 }  // namespace

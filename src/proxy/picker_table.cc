@@ -16,9 +16,24 @@ void PickerTable::Reset(const Snapshot& snapshot) {
   for (const auto& up : snapshot.upstreams) {
     upstreams_[up->slot] = up.get();
     auto it = old_by_set.find(up->nodes->Peek());
-    if (it != old_by_set.end()) pickers[up->slot] = std::move(pickers_[it->second]);
+    if (it != old_by_set.end() && pickers_[it->second] != nullptr &&
+        pickers_[it->second]->type() == up->balancer) {
+      pickers[up->slot] = std::move(pickers_[it->second]);
+    }
+  }
+  for (auto& dropped : pickers_) {
+    if (dropped != nullptr && dropped->leases() != 0) retired_.push_back(std::move(dropped));
   }
   pickers_ = std::move(pickers);
+}
+
+void PickerTable::FreeRetired(upstream::Picker* picker) {
+  for (auto it = retired_.begin(); it != retired_.end(); ++it) {
+    if (it->get() == picker) {
+      retired_.erase(it);
+      return;
+    }
+  }
 }
 
 upstream::NodeSetConstSharedPtr PickerTable::CurrentNodes(const Upstream& up) {
@@ -33,10 +48,17 @@ upstream::NodeSetConstSharedPtr PickerTable::CurrentNodes(const Upstream& up) {
 }
 
 uint32_t PickerTable::PickNode(const Upstream& up, const upstream::NodeSet& pinned,
-                               const upstream::TriedSet& tried) {
+                               const upstream::PickRequest& request, upstream::PickLease* lease) {
+  if (pinned.nodes.size() == 1) return request.tried->Contains(0) ? upstream::Picker::kNone : 0;
   upstream::Picker* picker = Current(up) ? pickers_[up.slot].get() : nullptr;
-  if (picker != nullptr && picker->built_from() == &pinned) return picker->Pick(tried);
-  return upstream::PickUntried(pinned, tried);
+  if (picker == nullptr || picker->built_from() != &pinned) {
+    return upstream::PickUntried(pinned, *request.tried);
+  }
+  const uint32_t index = picker->Pick(request);
+  if (index != upstream::Picker::kNone && picker->tracks_attempts()) {
+    lease->Take(picker, index, request.now_ms);
+  }
+  return index;
 }
 
 }  // namespace turnpike::proxy

@@ -4,8 +4,14 @@
 // A picker is built from the node set its upstream's NodeSetSlot holds, and rebuilt only
 // when that set's pointer changes: a discovery answer or DNS change rebuilds the pickers of
 // the upstreams it touched, nothing else, and no route, chain or router is rebuilt. A new
-// snapshot carries pickers over for the node sets it still uses (same pointer), so balancer
-// state survives reloads that do not touch an upstream's nodes.
+// snapshot carries pickers over for the node sets it still uses (same pointer) with the same
+// balancer type, so balancer state (round robin's turn, least_conn's counts, ewma's
+// latencies) survives reloads that do not touch an upstream's nodes or type.
+//
+// Pickers that track attempts (least_conn, ewma) hear about every attempt they picked
+// through its PickLease (EndAttempt): a picker dropped by a reload while some of its leases
+// are open is kept aside (retired) until the last one ends, so that no count is ever applied
+// to a freed or a different picker.
 #pragma once
 
 #include <cstdint>
@@ -33,12 +39,24 @@ class PickerTable {
   upstream::NodeSetConstSharedPtr CurrentNodes(const Upstream& up);
 
   // Hot path. A node of `pinned` (what CurrentNodes returned for this request) not in
-  // `tried`, or upstream::Picker::kNone. Uses the upstream's picker when it is still built
-  // from `pinned`; otherwise (the set changed between two attempts of the request, or `up`
-  // is of an older snapshot) a plain scan of `pinned` (upstream::PickUntried). No
-  // allocation.
+  // `*request.tried`, or upstream::Picker::kNone. A single-node set needs no picker (the node,
+  // unless tried). Otherwise uses the upstream's picker when it is still built from `pinned`,
+  // opening `lease` when that picker tracks attempts (the caller ends it with EndAttempt);
+  // otherwise (the set changed between two attempts of the request, or `up` is of an older
+  // snapshot) a plain scan of `pinned` (upstream::PickUntried). No allocation.
   uint32_t PickNode(const Upstream& up, const upstream::NodeSet& pinned,
-                    const upstream::TriedSet& tried);
+                    const upstream::PickRequest& request, upstream::PickLease* lease);
+
+  // Hot path. Ends `lease` if open (see upstream::PickLease::End): the attempt it stands for
+  // ended at `now_ms`; `final` for the request's last attempt. Frees the lease's picker if a
+  // reload retired it and this was its last open lease.
+  void EndAttempt(upstream::PickLease* lease, uint64_t now_ms, bool final) {
+    upstream::Picker* picker = lease->End(now_ms, final);
+    if (picker != nullptr && picker->leases() == 0 && !retired_.empty()) FreeRetired(picker);
+  }
+
+  // Tests: pickers dropped by a reload and kept for their open leases.
+  size_t retired() const { return retired_.size(); }
 
   // Pickers built so far (tests: a rebuild happens only on a pointer change).
   uint64_t builds() const { return builds_; }
@@ -49,7 +67,11 @@ class PickerTable {
     return up.slot < upstreams_.size() && upstreams_[up.slot] == &up;
   }
 
+  void FreeRetired(upstream::Picker* picker);
+
   std::vector<std::unique_ptr<upstream::Picker>> pickers_;  // null until first use
+  // Dropped by Reset() with leases open; freed when their last lease ends.
+  std::vector<std::unique_ptr<upstream::Picker>> retired_;
   // The upstream of each slot. A request pins its snapshot, so an older snapshot's upstream
   // it asks about is alive and never at the address of a current one.
   std::vector<const Upstream*> upstreams_;

@@ -22,6 +22,7 @@
 #include "turnpike/clock.h"
 #include "turnpike/metrics.h"
 #include "upstream/balancer.h"
+#include "upstream/hash_key.h"
 #include "upstream/node_set.h"
 #include "upstream/node_set_slot.h"
 
@@ -39,6 +40,8 @@ struct Upstream {
   upstream::NodeSetSlotSharedPtr nodes;
   discovery::NodeSourceConstSharedPtr source;  // null: nodes fixed at build (IP literals)
   upstream::BalancerType balancer = upstream::BalancerType::kRoundRobin;
+  // chash: what a request hashes (hash_on + key).
+  upstream::HashKey hash_key;
   config::Timeout timeout;  // effective (defaults applied)
   int retries = -1;         // spec, or -1: nodes - 1 of the set in use
   double retry_timeout = 0;

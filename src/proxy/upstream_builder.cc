@@ -30,6 +30,14 @@ upstream::NodeSetConstSharedPtr LiteralNodeSet(const DiscoveredNodes& nodes) {
   return set;
 }
 
+// The config validated `type` (config/upstream_spec.cc).
+upstream::BalancerType BalancerOf(const std::string& type) {
+  if (type == "chash") return upstream::BalancerType::kChash;
+  if (type == "least_conn") return upstream::BalancerType::kLeastConn;
+  if (type == "ewma") return upstream::BalancerType::kEwma;
+  return upstream::BalancerType::kRoundRobin;
+}
+
 }  // namespace
 
 UpstreamBuilder::UpstreamBuilder(const config::GatewayConfig& gateway, const Snapshot* previous,
@@ -81,6 +89,11 @@ const Upstream* UpstreamBuilder::Add(const config::UpstreamSpec& spec, std::stri
     ++stats_->pending_node_sets;
   }
 
+  u->balancer = BalancerOf(spec.type);
+  if (u->balancer == upstream::BalancerType::kChash) {
+    u->hash_key = upstream::HashKey::Compile(
+        upstream::ParseHashOn(spec.hash_on).value_or(upstream::HashOn::kVars), spec.key);
+  }
   if (spec.timeout) u->timeout = *spec.timeout;
   if (spec.retries) u->retries = *spec.retries;
   u->retry_timeout = spec.retry_timeout;

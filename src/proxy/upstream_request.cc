@@ -25,6 +25,10 @@ void UpstreamRequest::Start(Worker* worker, Callbacks* callbacks, RequestContext
   client_host_ = client_host;
   nodes_ = std::move(nodes);
   tried_.Clear();
+  // A single node needs no key (PickerTable::PickNode bypasses the picker).
+  key_hash_ = upstream.balancer == upstream::BalancerType::kChash && nodes_->nodes.size() > 1
+                  ? upstream.hash_key.Hash(*ctx_, &key_scratch_)
+                  : 0;
   attempts_ = 0;
   stale_retry_used_ = false;
   request_sent_ = false;
@@ -41,13 +45,19 @@ void UpstreamRequest::Start(Worker* worker, Callbacks* callbacks, RequestContext
 // ---------------------------------------------------------------- attempts
 
 void UpstreamRequest::StartAttempt() {
+  worker_->EndAttempt(&lease_, /*final=*/false);  // the failed attempt before this one
+  const uint64_t now = uv_now(worker_->loop());
   if (attempts_ > 0 && upstream_->retry_timeout > 0 &&
-      uv_now(worker_->loop()) - first_attempt_ms_ > upstream_->retry_timeout * 1000) {
+      now - first_attempt_ms_ > upstream_->retry_timeout * 1000) {
     callbacks_->OnRequestFailed(502);
     return;
   }
-  uint32_t i = worker_->PickNode(*upstream_, *nodes_, tried_);
-  if (i == upstream::RoundRobinPicker::kNone) {
+  upstream::PickRequest pick;
+  pick.tried = &tried_;
+  pick.hash = key_hash_;
+  pick.now_ms = now;
+  uint32_t i = worker_->PickNode(*upstream_, *nodes_, pick, &lease_);
+  if (i == upstream::Picker::kNone) {
     callbacks_->OnRequestFailed(
         attempts_ > 0 ? attempt_status_[std::min<size_t>(attempts_, attempt_status_.size()) - 1]
                       : 502);
@@ -121,6 +131,7 @@ void UpstreamRequest::FailAttempt(int status, bool connect_phase) {
 }
 
 void UpstreamRequest::Finish(bool reusable) {
+  if (worker_ != nullptr) worker_->EndAttempt(&lease_, /*final=*/true);
   if (up_ != nullptr) {
     UpstreamConnection* up = std::exchange(up_, nullptr);
     const config::KeepalivePool& pool = upstream_->keepalive;

@@ -25,6 +25,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,7 +36,7 @@
 #include "proxy/snapshot.h"
 #include "proxy/upstream_connection.h"
 #include "proxy/worker.h"
-#include "upstream/round_robin.h"
+#include "upstream/balancer.h"
 
 namespace turnpike::proxy {
 
@@ -175,6 +176,12 @@ class UpstreamRequest final : UpstreamConnection::Owner {
   upstream::NodeSetConstSharedPtr nodes_;  // pinned at Start (node_index_ indexes it)
   uint32_t node_index_ = 0;
   upstream::TriedSet tried_;
+  // chash: the hash of the request's key, computed once (at Start) for all its attempts.
+  uint32_t key_hash_ = 0;
+  std::string key_scratch_;  // a rendered vars_combinations key (capacity kept)
+  // The attempt in flight, for pickers that count attempts (least_conn, ewma): ended before
+  // the next pick and at Finish().
+  upstream::PickLease lease_;
   uint32_t attempts_ = 0;
   std::array<uint16_t, 8> attempt_status_{};  // upstream status per attempt (502/504/...)
   uint64_t first_attempt_ms_ = 0;

@@ -26,7 +26,6 @@
 #include "proxy/snapshot.h"
 #include "proxy/worker_states.h"
 #include "upstream/balancer.h"
-#include "upstream/round_robin.h"
 
 namespace turnpike::proxy {
 
@@ -128,11 +127,17 @@ class Worker {
     return pickers_.CurrentNodes(up);
   }
   // Hot path. Picks a node of `pinned` (what CurrentNodes returned for the request) not in
-  // `tried`; returns its index or upstream::Picker::kNone. Uses the upstream's picker, or,
-  // when the set changed since the request pinned it, a plain scan of `pinned`.
+  // `*request.tried`; returns its index or upstream::Picker::kNone. Uses the upstream's
+  // picker, or, when the set changed since the request pinned it, a plain scan of `pinned`.
+  // Opens `lease` for pickers that follow attempts: the caller ends it with EndAttempt()
+  // (PickerTable::PickNode).
   uint32_t PickNode(const Upstream& up, const upstream::NodeSet& pinned,
-                    const upstream::TriedSet& tried) {
-    return pickers_.PickNode(up, pinned, tried);
+                    const upstream::PickRequest& request, upstream::PickLease* lease) {
+    return pickers_.PickNode(up, pinned, request, lease);
+  }
+  // Hot path. The attempt of `lease` (if open) ended now; `final`: the request's last.
+  void EndAttempt(upstream::PickLease* lease, bool final) {
+    if (lease->open()) pickers_.EndAttempt(lease, uv_now(&loop_), final);
   }
 
   // Upstream keep-alive pool.

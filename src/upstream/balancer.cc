@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "upstream/chash.h"
+#include "upstream/ewma.h"
+#include "upstream/least_conn.h"
 #include "upstream/round_robin.h"
 
 namespace turnpike::upstream {
@@ -34,8 +37,28 @@ void TriedSet::Merge(const TriedSet& other) {
   for (uint32_t i : other.overflow_) Add(i);
 }
 
+std::string_view BalancerTypeName(BalancerType type) {
+  switch (type) {
+    case BalancerType::kChash:
+      return "chash";
+    case BalancerType::kLeastConn:
+      return "least_conn";
+    case BalancerType::kEwma:
+      return "ewma";
+    case BalancerType::kRoundRobin:
+      break;
+  }
+  return "roundrobin";
+}
+
 std::unique_ptr<Picker> NewPicker(BalancerType type) {
   switch (type) {
+    case BalancerType::kChash:
+      return std::make_unique<ChashPicker>();
+    case BalancerType::kLeastConn:
+      return std::make_unique<LeastConnPicker>();
+    case BalancerType::kEwma:
+      return std::make_unique<EwmaPicker>();
     case BalancerType::kRoundRobin:
       break;
   }

@@ -7,9 +7,7 @@
 
 namespace turnpike::upstream {
 
-void RoundRobinPicker::Build(NodeSetConstSharedPtr set) {
-  set_ = std::move(set);
-  down_.Clear();
+void RoundRobinPicker::Rebuild() {
   groups_.clear();
   classes_.clear();
   class_nodes_.clear();
@@ -75,7 +73,8 @@ uint32_t RoundRobinPicker::PickInGroup(std::vector<Slot>& group, const TriedSet&
   return best->index;
 }
 
-uint32_t RoundRobinPicker::Pick(const TriedSet& tried) {
+uint32_t RoundRobinPicker::Pick(const PickRequest& request) {
+  const TriedSet& tried = *request.tried;
   if (down_.count() != 0) {
     avoid_.Clear();
     avoid_.Merge(tried);

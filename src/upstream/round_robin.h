@@ -15,8 +15,8 @@ namespace turnpike::upstream {
 
 class RoundRobinPicker final : public Picker {
  public:
-  // Rebuilds the picker for `set`. Keeps a reference to `set`. O(nodes log nodes).
-  void Build(NodeSetConstSharedPtr set) override;
+  RoundRobinPicker() : Picker(BalancerType::kRoundRobin) {}
+  using Picker::Pick;
 
   // Worker, hot path. Returns the index of the next node to use that is not in `tried`, or
   // kNone when every node was tried (or the set is empty, or Build() was never called).
@@ -30,9 +30,12 @@ class RoundRobinPicker final : public Picker {
   //
   // Nodes marked down (set_down) are skipped like tried ones, at a retry's cost; when that
   // leaves nothing, the down nodes are used too (fail-open).
-  uint32_t Pick(const TriedSet& tried) override;
+  uint32_t Pick(const PickRequest& request) override;
 
  private:
+  // Build(): O(nodes log nodes).
+  void Rebuild() override;
+
   struct Slot {
     uint32_t index;
     int weight;

@@ -30,6 +30,17 @@ config::RouteSpec RouteTo(const std::string& id, const std::string& upstream_id)
   return r;
 }
 
+// One attempt on `up` (its lease, if any, ended at once).
+uint32_t PickNode(PickerTable& table, const Upstream& up, const upstream::NodeSet& set,
+                  const upstream::TriedSet& tried) {
+  upstream::PickRequest request;
+  request.tried = &tried;
+  upstream::PickLease lease;
+  const uint32_t index = table.PickNode(up, set, request, &lease);
+  table.EndAttempt(&lease, 0, /*final=*/true);
+  return index;
+}
+
 class NodeSetsTest : public ::testing::Test {
  protected:
   SnapshotConstSharedPtr Build(const Snapshot* previous = nullptr) {
@@ -180,13 +191,13 @@ TEST_F(NodeSetsTest, NodeSetSwapRebuildsNoRouteAndOnlyItsPicker) {
 
   // A request that pinned the old set keeps it whole, and its retries pick from it.
   upstream::TriedSet tried;
-  uint32_t first = pickers.PickNode(a, *pinned_a, tried);
+  uint32_t first = PickNode(pickers, a, *pinned_a, tried);
   EXPECT_EQ(first, 0u);
   tried.Add(first);
-  EXPECT_EQ(pickers.PickNode(a, *pinned_a, tried), upstream::Picker::kNone)
+  EXPECT_EQ(PickNode(pickers, a, *pinned_a, tried), upstream::Picker::kNone)
       << "the old set's only node was tried";
   tried.Clear();
-  EXPECT_LT(pickers.PickNode(a, *next, tried), 2u);
+  EXPECT_LT(PickNode(pickers, a, *next, tried), 2u);
 }
 
 TEST_F(NodeSetsTest, NewSnapshotCarriesPickersOfUnchangedSets) {
@@ -197,14 +208,14 @@ TEST_F(NodeSetsTest, NewSnapshotCarriesPickersOfUnchangedSets) {
   upstream::TriedSet none;
   const Upstream& a1 = Up(*s1, "upstreams/a");
   upstream::NodeSetConstSharedPtr set = pickers.CurrentNodes(a1);
-  EXPECT_EQ(pickers.PickNode(a1, *set, none), 0u);
+  EXPECT_EQ(PickNode(pickers, a1, *set, none), 0u);
   routes_.routes = {RouteTo("r", "a")};  // routes change, nodes do not
   SnapshotConstSharedPtr s2 = Build(s1.get());
   pickers.Reset(*s2);
   const Upstream& a2 = Up(*s2, "upstreams/a");
   EXPECT_EQ(pickers.CurrentNodes(a2), set);
   EXPECT_EQ(pickers.builds(), 1u);
-  EXPECT_EQ(pickers.PickNode(a2, *set, none), 1u) << "round robin goes on where it was";
+  EXPECT_EQ(PickNode(pickers, a2, *set, none), 1u) << "round robin goes on where it was";
 }
 
 // A request pins its snapshot at its head and may reach its upstream after the worker moved
@@ -230,20 +241,20 @@ TEST_F(NodeSetsTest, AnUpstreamOfAnOlderSnapshotTouchesNoCurrentPicker) {
   upstream::NodeSetConstSharedPtr b_set = pickers.CurrentNodes(b1);
   EXPECT_EQ(b_set.get(), b1.nodes->Peek());
   upstream::TriedSet tried;
-  uint32_t first = pickers.PickNode(b1, *b_set, tried);
+  uint32_t first = PickNode(pickers, b1, *b_set, tried);
   ASSERT_LT(first, 2u);
   tried.Add(first);
-  uint32_t second = pickers.PickNode(b1, *b_set, tried);
+  uint32_t second = PickNode(pickers, b1, *b_set, tried);
   EXPECT_LT(second, 2u);
   EXPECT_NE(second, first);
   tried.Add(second);
-  EXPECT_EQ(pickers.PickNode(b1, *b_set, tried), upstream::Picker::kNone);
+  EXPECT_EQ(PickNode(pickers, b1, *b_set, tried), upstream::Picker::kNone);
 
   // a's slot is c's now: c's picker is neither rebuilt from a's nodes nor used for them.
   upstream::NodeSetConstSharedPtr a_set = pickers.CurrentNodes(a1);
   EXPECT_EQ(a_set.get(), a1.nodes->Peek());
   EXPECT_EQ(pickers.builds(), 1u);
-  EXPECT_LT(pickers.PickNode(a1, *a_set, upstream::TriedSet()), 2u);
+  EXPECT_LT(PickNode(pickers, a1, *a_set, upstream::TriedSet()), 2u);
   EXPECT_EQ(pickers.CurrentNodes(c2).get(), c2.nodes->Peek());
   EXPECT_EQ(pickers.builds(), 1u);
 }

@@ -18,6 +18,7 @@
 //                   >= 0x80 are written as \u00XX), chunked, conn.
 //   /status/<code>  that status, body "status <code>\n" (none for 204 and 304)
 //   /delay/<ms>     200 "delayed <ms>\n" after ms milliseconds
+//   /delay-on/<id>/<ms>  the same on the backend named <id>; at once ("delayed 0") on others
 //   /bytes/<n>      n bytes, byte i = 'a' + i % 26, with Content-Length;
 //                   ?chunked=1 -> chunked in 16 KiB chunks; ?close=1 -> ended by closing
 //   /close          200 with `Connection: close`, then closes
@@ -662,6 +663,19 @@ After HandleRequest(int fd, Reader& reader, Request& req, uint64_t conn, Infligh
     if (ms && *ms <= 600000) {
       std::this_thread::sleep_for(std::chrono::milliseconds(*ms));
       ok = resp.Send(200, "text/plain", "delayed " + std::to_string(*ms) + "\n");
+    } else {
+      ok = resp.Send(400, "text/plain", "bad delay\n");
+    }
+  } else if (path.rfind("/delay-on/", 0) == 0) {
+    // /delay-on/<id>/<ms>: slow on the backend named <id> only (balancer tests).
+    std::string_view rest = path.substr(10);
+    size_t slash = rest.find('/');
+    std::optional<uint64_t> ms =
+        slash == std::string_view::npos ? std::nullopt : ParseDecimal(rest.substr(slash + 1));
+    if (ms && *ms <= 600000) {
+      uint64_t wait = rest.substr(0, slash) == g_backend_id ? *ms : 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+      ok = resp.Send(200, "text/plain", "delayed " + std::to_string(wait) + "\n");
     } else {
       ok = resp.Send(400, "text/plain", "bad delay\n");
     }

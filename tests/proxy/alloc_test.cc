@@ -243,6 +243,57 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   worker.Join();
 }
 
+// Every balancer on the hot path, with two nodes so that the picker runs (one node bypasses
+// it): chash computes each request's key (a header, a cookie, a rendered template) and finds
+// its point; least_conn and ewma report each attempt. Keys change from request to request.
+TEST(AllocationTest, WarmRequestsThroughEveryBalancerDoNotAllocate) {
+  Origin a;
+  Origin b;
+  ASSERT_TRUE(a.ok() && b.ok());
+  struct Case {
+    const char* type;
+    const char* hash_on;
+    const char* key;
+  };
+  for (const Case& c :
+       {Case{"chash", "header", "X-User"}, Case{"chash", "cookie", "sid"},
+        Case{"chash", "vars_combinations", "$http_x_user-$arg_v"}, Case{"chash", "vars", "arg_v"},
+        Case{"least_conn", "vars", ""}, Case{"ewma", "vars", ""}}) {
+    SCOPED_TRACE(std::string(c.type) + " " + c.hash_on);
+    auto gateway = OneWorkerGateway();
+    config::RoutesConfig routes = OriginRoutes(a.port());
+    routes.upstreams[0].nodes.push_back({.host = "127.0.0.1", .port = b.port(), .weight = 2});
+    routes.upstreams[0].type = c.type;
+    routes.upstreams[0].hash_on = c.hash_on;
+    routes.upstreams[0].key = c.key;
+    BuildReport report;
+    SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
+    ASSERT_EQ(snap->upstreams.at(0)->balancer == upstream::BalancerType::kRoundRobin,
+              std::string(c.type) == "roundrobin");
+
+    ServingWorker serving(gateway);
+    ASSERT_GE(serving.listen_fd, 0);
+    serving.worker.Start(snap);
+    int fd = ConnectTo(serving.port);
+    ASSERT_GE(fd, 0);
+    std::vector<std::string> requests;
+    for (int i = 0; i < 16; ++i) {
+      const std::string n = std::to_string(i);
+      requests.push_back("GET /hello?v=" + n + " HTTP/1.1\r\nHost: example.com\r\nX-User: u" + n +
+                         "\r\nCookie: a=1; sid=s" + n + "\r\n\r\n");
+    }
+    size_t response_len = 0;
+    int i = 0;
+    std::optional<uint64_t> allocations = WarmAllocations(
+        kRequests, [&] { return RoundTrip(fd, requests[i++ % requests.size()], &response_len); });
+    ASSERT_TRUE(allocations.has_value());
+    EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+    close(fd);
+    serving.worker.Drain();
+    serving.worker.Join();
+  }
+}
+
 // The access log on the hot path: APISIX's default format (every variable it names, values
 // escaped nginx's way) rendered through the request context in the log phase, and queued in
 // the real log writer, whose thread writes the file meanwhile (its allocations count too).

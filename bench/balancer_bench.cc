@@ -1,13 +1,28 @@
-// RoundRobinPicker at 1 / 100 / 10k nodes: a first-attempt Pick() with weights 1-5 (the
-// usual case) and with all-distinct weights (the worst case for weight classes), a retry
-// Pick() with one node tried, Build(), and nginx's per-pick scan over all nodes (the
-// baseline the weight classes replace).
+// The balancers at 1 / 100 / 10k nodes, each beside the naive baseline it replaces.
+//
+// RoundRobinPicker: a first-attempt Pick() with weights 1-5 (the usual case) and with
+// all-distinct weights (the worst case for weight classes), a retry Pick() with one node
+// tried, Build(), and nginx's per-pick scan over all nodes.
+// ChashPicker: Pick() for random keys (first attempt and a retry), the key's CRC-32, Build()
+// (the ring); baselines: a sorted vector of points searched with std::lower_bound (prebuilt,
+// and built per pick).
+// LeastConnPicker: a pick and the end of its attempt with half the nodes busy; baseline: a
+// full scan computing (active + 1) / weight by division.
+// EwmaPicker: Pick() on measured nodes; baseline: a scan of every node's decayed average.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "upstream/chash.h"
+#include "upstream/crc32.h"
+#include "upstream/ewma.h"
+#include "upstream/least_conn.h"
 #include "upstream/round_robin.h"
 
 namespace turnpike::upstream {
@@ -87,6 +102,198 @@ void BM_Build(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Build)->Arg(1)->Arg(100)->Arg(10000);
+
+// ---------------------------------------------------------------- chash
+
+// 4096 random key hashes, cycled through by the pick benchmarks.
+const std::vector<uint32_t>& KeyHashes() {
+  static const std::vector<uint32_t> hashes = [] {
+    std::mt19937 rng(42);
+    std::vector<uint32_t> h(4096);
+    for (uint32_t& x : h) x = Crc32("user-" + std::to_string(rng()));
+    return h;
+  }();
+  return hashes;
+}
+
+void ChashPickBench(benchmark::State& state, bool retry) {
+  const int nodes = static_cast<int>(state.range(0));
+  ChashPicker picker;
+  picker.Build(MakeSet(nodes, false));
+  TriedSet tried;
+  PickRequest request;
+  request.tried = &tried;
+  const std::vector<uint32_t>& hashes = KeyHashes();
+  size_t i = 0;
+  for (auto _ : state) {
+    request.hash = hashes[i++ & 4095];
+    if (retry && nodes > 1) {
+      tried.Clear();
+      TriedSet none;
+      PickRequest first = request;
+      first.tried = &none;
+      tried.Add(picker.Pick(first));  // the key's own node failed: where does it go next
+    }
+    benchmark::DoNotOptimize(picker.Pick(request));
+  }
+  state.counters["points"] = static_cast<double>(picker.points());
+}
+void BM_ChashPick(benchmark::State& state) { ChashPickBench(state, false); }
+// Two picks per iteration: the key's node, then the next untried one on the ring.
+void BM_ChashPickRetry(benchmark::State& state) { ChashPickBench(state, true); }
+BENCHMARK(BM_ChashPick)->Arg(1)->Arg(100)->Arg(10000);
+BENCHMARK(BM_ChashPickRetry)->Arg(2)->Arg(100)->Arg(10000);
+
+// What a request pays besides the pick: the CRC-32 of its key (a 20-byte header value).
+void BM_ChashKeyHash(benchmark::State& state) {
+  const std::string key = "user-0123456789abcde";
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(key.data());
+    benchmark::DoNotOptimize(Crc32(key));
+  }
+}
+BENCHMARK(BM_ChashKeyHash);
+
+void BM_ChashBuild(benchmark::State& state) {
+  const NodeSetConstSharedPtr set = MakeSet(static_cast<int>(state.range(0)), false);
+  ChashPicker picker;
+  for (auto _ : state) {
+    picker.Build(set);
+    benchmark::DoNotOptimize(picker.points());
+  }
+  state.counters["points"] = static_cast<double>(picker.points());
+}
+BENCHMARK(BM_ChashBuild)->Arg(1)->Arg(100)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// The textbook ring: every point in a sorted vector of (hash, node), std::lower_bound per
+// lookup. Same points as ChashPicker's.
+std::vector<std::pair<uint32_t, uint32_t>> SortedPoints(const NodeSet& set) {
+  std::vector<std::pair<uint32_t, uint32_t>> points;
+  for (uint32_t n = 0; n < set.nodes.size(); ++n) {
+    const std::string id = ChashPicker::RingId(set.nodes[n]);
+    uint32_t prev = 0;
+    for (int i = 0; i < set.nodes[n].weight * 160; ++i) {
+      std::string bytes = id;
+      for (int b = 0; b < 4; ++b) bytes.push_back(static_cast<char>(prev >> (8 * b)));
+      prev = Crc32(bytes);
+      points.emplace_back(prev, n);
+    }
+  }
+  std::sort(points.begin(), points.end());
+  return points;
+}
+
+uint32_t LowerBoundFind(const std::vector<std::pair<uint32_t, uint32_t>>& points, uint32_t hash) {
+  auto it = std::lower_bound(points.begin(), points.end(), std::pair<uint32_t, uint32_t>{hash, 0});
+  return it == points.end() ? points.front().second : it->second;
+}
+
+void BM_ChashLowerBoundBaseline(benchmark::State& state) {
+  const auto points = SortedPoints(*MakeSet(static_cast<int>(state.range(0)), false));
+  const std::vector<uint32_t>& hashes = KeyHashes();
+  size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(LowerBoundFind(points, hashes[i++ & 4095]));
+}
+BENCHMARK(BM_ChashLowerBoundBaseline)->Arg(1)->Arg(100)->Arg(10000);
+
+// The ring built per request (what a picker without a build/pick split would do).
+void BM_ChashBuiltPerPickBaseline(benchmark::State& state) {
+  const NodeSetConstSharedPtr set = MakeSet(static_cast<int>(state.range(0)), false);
+  const std::vector<uint32_t>& hashes = KeyHashes();
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(LowerBoundFind(SortedPoints(*set), hashes[i++ & 4095]));
+  }
+}
+BENCHMARK(BM_ChashBuiltPerPickBaseline)
+    ->Arg(1)
+    ->Arg(100)
+    ->Arg(10000)
+    ->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------- least_conn
+
+// Half the nodes carry 1-3 attempts in flight; each iteration picks and ends that attempt.
+void BM_LeastConnPick(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  LeastConnPicker picker;
+  picker.Build(MakeSet(nodes, false));
+  TriedSet none;
+  for (int i = 0; i < nodes; ++i) picker.Pick(none);  // load every node a little
+  for (int i = 0; i < nodes / 2; ++i) picker.OnAttemptEnd(static_cast<uint32_t>(i * 2), 0, 0, true);
+  for (auto _ : state) {
+    const uint32_t n = picker.Pick(none);
+    picker.OnAttemptEnd(n, 0, 0, true);
+    benchmark::DoNotOptimize(n);
+  }
+}
+BENCHMARK(BM_LeastConnPick)->Arg(1)->Arg(100)->Arg(10000);
+
+void BM_LeastConnScanBaseline(benchmark::State& state) {
+  const NodeSetConstSharedPtr set = MakeSet(static_cast<int>(state.range(0)), false);
+  const size_t nodes = set->nodes.size();
+  std::vector<uint32_t> active(nodes, 0);
+  for (size_t i = 1; i < nodes; i += 2) active[i] = 1;
+  for (auto _ : state) {
+    size_t best = 0;
+    double best_score = 0;
+    for (size_t i = 0; i < nodes; ++i) {
+      const double score = (active[i] + 1.0) / set->nodes[i].weight;
+      if (i == 0 || score < best_score) {
+        best = i;
+        best_score = score;
+      }
+    }
+    ++active[best];
+    --active[best];
+    benchmark::DoNotOptimize(best);
+  }
+}
+BENCHMARK(BM_LeastConnScanBaseline)->Arg(1)->Arg(100)->Arg(10000);
+
+// ---------------------------------------------------------------- ewma
+
+void BM_EwmaPick(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  EwmaPicker picker;
+  picker.Build(MakeSet(nodes, false));
+  for (int i = 0; i < nodes; ++i) {
+    picker.OnAttemptEnd(static_cast<uint32_t>(i), 1000, static_cast<uint64_t>(1 + i % 50), true);
+  }
+  TriedSet none;
+  PickRequest request;
+  request.tried = &none;
+  uint64_t now = 1000;
+  for (auto _ : state) {
+    request.now_ms = ++now;
+    benchmark::DoNotOptimize(picker.Pick(request));
+  }
+}
+BENCHMARK(BM_EwmaPick)->Arg(1)->Arg(100)->Arg(10000);
+
+// The lowest decayed average over every node (what a scan instead of two random choices
+// costs).
+void BM_EwmaScanBaseline(benchmark::State& state) {
+  const size_t nodes = static_cast<size_t>(state.range(0));
+  std::vector<double> ewma(nodes);
+  std::vector<uint64_t> touched(nodes, 1000);
+  for (size_t i = 0; i < nodes; ++i) ewma[i] = (1 + i % 50) / 1000.0;
+  uint64_t now = 1000;
+  for (auto _ : state) {
+    ++now;
+    size_t best = 0;
+    double best_score = 0;
+    for (size_t i = 0; i < nodes; ++i) {
+      const double score = ewma[i] * std::exp(-static_cast<double>(now - touched[i]) / 10000);
+      if (i == 0 || score < best_score) {
+        best = i;
+        best_score = score;
+      }
+    }
+    benchmark::DoNotOptimize(best);
+  }
+}
+BENCHMARK(BM_EwmaScanBaseline)->Arg(1)->Arg(100)->Arg(10000);
 
 }  // namespace
 }  // namespace turnpike::upstream

@@ -72,10 +72,12 @@ class HashRing {
 class ChashPicker final : public Picker {
  public:
   static constexpr uint32_t kPointsPerWeight = 160;
-  // A cap on the points of one ring (32 MB of points and index): weights like 1:1000000 in
-  // one group would otherwise ask for 160 million. Beyond it every node's share is scaled
-  // down in proportion (at least one point each), and the ring no longer matches APISIX's.
-  static constexpr uint64_t kMaxPoints = 1u << 22;
+  // A cap on the points of one ring: 8.4 million, room for 10k nodes of weights up to 5
+  // (about 9 bytes a point with the index, per worker and upstream). Weights like 1:1000000
+  // in one group would otherwise ask for 160 million points. Beyond the cap every node's share
+  // is scaled down in proportion (at least one point each), and the ring no longer matches
+  // APISIX's.
+  static constexpr uint64_t kMaxPoints = 1u << 23;
 
   ChashPicker() : Picker(BalancerType::kChash) {}
   using Picker::Pick;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <memory>
 #include <numeric>
 
 #include "upstream/crc32.h"
@@ -22,22 +23,24 @@ void SortPoints(std::vector<uint64_t>* points) {
   }
   constexpr int kBits = 11;
   constexpr size_t kBuckets = size_t{1} << kBits;
-  std::vector<uint64_t> tmp(points->size());
-  std::vector<uint64_t>* from = points;
-  std::vector<uint64_t>* to = &tmp;
+  const size_t n = points->size();
+  // Not zero-filled: the first pass writes every slot.
+  std::unique_ptr<uint64_t[]> tmp(new uint64_t[n]);
+  uint64_t* from = points->data();
+  uint64_t* to = tmp.get();
   for (int shift = 32; shift < 64; shift += kBits) {
     std::array<size_t, kBuckets> count{};
-    for (uint64_t p : *from) ++count[(p >> shift) & (kBuckets - 1)];
+    for (size_t i = 0; i < n; ++i) ++count[(from[i] >> shift) & (kBuckets - 1)];
     size_t sum = 0;
     for (size_t& c : count) {
-      const size_t n = c;
+      const size_t k = c;
       c = sum;
-      sum += n;
+      sum += k;
     }
-    for (uint64_t p : *from) (*to)[count[(p >> shift) & (kBuckets - 1)]++] = p;
+    for (size_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & (kBuckets - 1)]++] = from[i];
     std::swap(from, to);
   }
-  if (from != points) points->swap(*from);
+  if (from != points->data()) std::copy(from, from + n, points->data());  // an odd pass count
 }
 
 // The ring of one priority group: 160 points per weight unit after dividing the weights by
@@ -82,19 +85,16 @@ std::string ChashPicker::RingId(const Node& node) {
 void HashRing::Build(const std::vector<Member>& members) {
   uint64_t total = 0;
   for (const Member& m : members) total += m.points;
-  std::vector<uint64_t> points;
-  points.reserve(total);
+  std::vector<uint64_t> points(total);
+  uint64_t* out = points.data();
   for (const Member& m : members) {
     const uint32_t base =
         Crc32Update(kCrc32Init, reinterpret_cast<const unsigned char*>(m.id.data()), m.id.size());
+    // Point i is the CRC-32 of the id followed by point i - 1's four bytes (0 for the first).
     uint32_t prev = 0;
     for (uint64_t i = 0; i < m.points; ++i) {
-      const unsigned char bytes[4] = {
-          static_cast<unsigned char>(prev), static_cast<unsigned char>(prev >> 8),
-          static_cast<unsigned char>(prev >> 16), static_cast<unsigned char>(prev >> 24)};
-      const uint32_t hash = Crc32Final(Crc32Update(base, bytes, 4));
-      points.push_back(uint64_t{hash} << 32 | m.node);
-      prev = hash;
+      prev = Crc32Final(Crc32UpdateWord(base, prev));
+      *out++ = uint64_t{prev} << 32 | m.node;
     }
   }
   SortPoints(&points);

@@ -18,11 +18,29 @@ constexpr std::array<uint32_t, 256> MakeTable() {
 
 constexpr std::array<uint32_t, 256> kTable = MakeTable();
 
+// kSliced[k][b]: the CRC state change of byte b followed by k zero bytes.
+constexpr std::array<std::array<uint32_t, 256>, 4> MakeSliced() {
+  std::array<std::array<uint32_t, 256>, 4> t{};
+  t[0] = MakeTable();
+  for (size_t k = 1; k < 4; ++k) {
+    for (size_t b = 0; b < 256; ++b) t[k][b] = (t[k - 1][b] >> 8) ^ t[0][t[k - 1][b] & 0xffu];
+  }
+  return t;
+}
+
+constexpr std::array<std::array<uint32_t, 256>, 4> kSliced = MakeSliced();
+
 }  // namespace
 
 uint32_t Crc32Update(uint32_t state, const unsigned char* data, size_t len) {
   for (size_t i = 0; i < len; ++i) state = kTable[(state ^ data[i]) & 0xffu] ^ (state >> 8);
   return state;
+}
+
+uint32_t Crc32UpdateWord(uint32_t state, uint32_t word) {
+  const uint32_t x = state ^ word;
+  return kSliced[3][x & 0xffu] ^ kSliced[2][(x >> 8) & 0xffu] ^ kSliced[1][(x >> 16) & 0xffu] ^
+         kSliced[0][x >> 24];
 }
 
 }  // namespace turnpike::upstream

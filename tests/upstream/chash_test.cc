@@ -70,6 +70,13 @@ TEST(Crc32Test, KnownValuesAndContinuation) {
       Crc32Update(kCrc32Init, reinterpret_cast<const unsigned char*>(a.data()), a.size());
   state = Crc32Update(state, reinterpret_cast<const unsigned char*>(b.data()), b.size());
   EXPECT_EQ(Crc32Final(state), Crc32("hello world"));
+  // The word step is the byte loop over the word's little-endian bytes.
+  for (uint32_t word : {0u, 1u, 0xdeadbeefu, 0xffffffffu, 0x80000000u}) {
+    const unsigned char bytes[4] = {
+        static_cast<unsigned char>(word), static_cast<unsigned char>(word >> 8),
+        static_cast<unsigned char>(word >> 16), static_cast<unsigned char>(word >> 24)};
+    EXPECT_EQ(Crc32UpdateWord(0x12345678u, word), Crc32Update(0x12345678u, bytes, 4)) << word;
+  }
 }
 
 // lua-resty-balancer's t/chash.t, TEST 1: servers server1=10, server2=2, server3=1, keys 1 to

@@ -39,6 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+: >"$work/backend.out"  # exists before the loop below reads it (the job opens it later)
 "$backend_bin" --listen 127.0.0.1:0 >"$work/backend.out" 2>&1 &
 pids+=($!)
 for ((i = 0; i < 100; i++)); do

@@ -74,6 +74,29 @@ std::string PrefixedHeader(const std::string& name, const std::string& prefix) {
   return name.substr(0, at) + prefix + "-" + name.substr(at);
 }
 
+// redis_timeout and the keepalive fields, shared by the redis and redis-cluster schemas.
+Status ReadTimeouts(const nlohmann::json& conf, RedisConfig* r) {
+  if (Status s = schema::ReadInt(conf, "redis_timeout", 1, INT32_MAX, &r->timeout_ms); !s.ok())
+    return s;
+  if (Status s = schema::ReadInt(conf, "redis_keepalive_timeout", 1000, INT32_MAX,
+                                 &r->keepalive_timeout_ms);
+      !s.ok()) {
+    return s;
+  }
+  return schema::ReadInt(conf, "redis_keepalive_pool", 1, INT32_MAX, &r->keepalive_pool);
+}
+
+// The TLS switches are validated as booleans, and TLS itself is refused naming the field.
+Status RejectTls(const nlohmann::json& conf, std::string_view ssl_field,
+                 std::string_view verify_field) {
+  bool ssl = false;
+  if (Status s = schema::ReadBool(conf, ssl_field, &ssl); !s.ok()) return s;
+  bool verify = false;
+  if (Status s = schema::ReadBool(conf, verify_field, &verify); !s.ok()) return s;
+  if (ssl) return schema::Property(ssl_field, "TLS to Redis is not supported yet");
+  return Status::Ok();
+}
+
 Status ReadRedis(const nlohmann::json& conf, RedisConfig* r) {
   auto host = conf.find("redis_host");
   if (host == conf.end())
@@ -84,23 +107,8 @@ Status ReadRedis(const nlohmann::json& conf, RedisConfig* r) {
   if (Status s = schema::ReadString(conf, "redis_password", 0, &r->password); !s.ok()) return s;
   if (Status s = schema::ReadInt(conf, "redis_database", 0, INT32_MAX, &r->database); !s.ok())
     return s;
-  if (Status s = schema::ReadInt(conf, "redis_timeout", 1, INT32_MAX, &r->timeout_ms); !s.ok())
-    return s;
-  if (Status s = schema::ReadInt(conf, "redis_keepalive_timeout", 1000, INT32_MAX,
-                                 &r->keepalive_timeout_ms);
-      !s.ok()) {
-    return s;
-  }
-  if (Status s = schema::ReadInt(conf, "redis_keepalive_pool", 1, INT32_MAX, &r->keepalive_pool);
-      !s.ok()) {
-    return s;
-  }
-  bool ssl = false;
-  if (Status s = schema::ReadBool(conf, "redis_ssl", &ssl); !s.ok()) return s;
-  bool verify = false;
-  if (Status s = schema::ReadBool(conf, "redis_ssl_verify", &verify); !s.ok()) return s;
-  if (ssl) return schema::Property("redis_ssl", "TLS to Redis is not supported yet");
-  return Status::Ok();
+  if (Status s = ReadTimeouts(conf, r); !s.ok()) return s;
+  return RejectTls(conf, "redis_ssl", "redis_ssl_verify");
 }
 
 Status ReadSentinel(const nlohmann::json& conf, RedisConfig* r) {
@@ -250,23 +258,8 @@ Status ReadCluster(const nlohmann::json& conf, RedisConfig* r) {
   }
   r->cluster_name = conf["redis_cluster_name"].get<std::string>();
   if (Status s = schema::ReadString(conf, "redis_password", 0, &r->password); !s.ok()) return s;
-  if (Status s = schema::ReadInt(conf, "redis_timeout", 1, INT32_MAX, &r->timeout_ms); !s.ok())
-    return s;
-  if (Status s = schema::ReadInt(conf, "redis_keepalive_timeout", 1000, INT32_MAX,
-                                 &r->keepalive_timeout_ms);
-      !s.ok()) {
-    return s;
-  }
-  if (Status s = schema::ReadInt(conf, "redis_keepalive_pool", 1, INT32_MAX, &r->keepalive_pool);
-      !s.ok()) {
-    return s;
-  }
-  bool ssl = false;
-  if (Status s = schema::ReadBool(conf, "redis_cluster_ssl", &ssl); !s.ok()) return s;
-  bool verify = false;
-  if (Status s = schema::ReadBool(conf, "redis_cluster_ssl_verify", &verify); !s.ok()) return s;
-  if (ssl) return schema::Property("redis_cluster_ssl", "TLS to Redis is not supported yet");
-  return Status::Ok();
+  if (Status s = ReadTimeouts(conf, r); !s.ok()) return s;
+  return RejectTls(conf, "redis_cluster_ssl", "redis_cluster_ssl_verify");
 }
 
 }  // namespace

@@ -108,6 +108,8 @@ s.close()
 PY
 }
 
+# shellcheck source=bench/lib/nginx_proxy.sh
+source "$root/bench/lib/nginx_proxy.sh"
 proxy=${PROXY:-turnpike}
 case $proxy in
   turnpike) proxy_cmd=("$turnpike_bin" -c "$work/config.yaml") ;;
@@ -129,24 +131,7 @@ http {
     uwsgi_temp_path $work/nginx/uwsgi;
     scgi_temp_path $work/nginx/scgi;
     keepalive_requests 1000000;
-    upstream backend {
-        server 127.0.0.1:$backend_port;
-        keepalive 32;
-    }
-    server {
-        listen 127.0.0.1:$port;
-        location / {
-            proxy_pass http://backend;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host \$host;
-            proxy_set_header X-Real-IP \$remote_addr;
-            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
-            proxy_set_header X-Forwarded-Proto \$scheme;
-            proxy_set_header X-Forwarded-Host \$host;
-            proxy_set_header X-Forwarded-Port \$server_port;
-        }
-    }
+$(nginx_proxy_upstream_server "$backend_port" 32 "127.0.0.1:$port")
 }
 EOF
     proxy_cmd=(nginx -p "$work/nginx/" -c "$work/nginx/nginx.conf")

@@ -142,24 +142,7 @@ http {
 $(nginx_temp_paths "$dir")
     keepalive_requests 1000000;
     keepalive_timeout 60s;
-    upstream backend {
-        server 127.0.0.1:$up_port;
-        keepalive 320;
-    }
-    server {
-        listen 127.0.0.1:$port backlog=4096;
-        location / {
-            proxy_pass http://backend;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host \$host;
-            proxy_set_header X-Real-IP \$remote_addr;
-            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
-            proxy_set_header X-Forwarded-Proto \$scheme;
-            proxy_set_header X-Forwarded-Host \$host;
-            proxy_set_header X-Forwarded-Port \$server_port;
-        }
-    }
+$(nginx_proxy_upstream_server "$up_port" 320 "127.0.0.1:$port backlog=4096")
 }
 EOF
   } >"$dir/nginx.conf"

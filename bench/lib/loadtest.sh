@@ -5,6 +5,9 @@
 # The sourcing script sets `keep` (1 = keep the work directory) and may set load_cpus (a
 # taskset prefix for wrk), and names itself in `bench_name` for messages.
 
+# shellcheck source=bench/lib/nginx_proxy.sh
+source "$(dirname "${BASH_SOURCE[0]}")/nginx_proxy.sh"
+
 # Work directory and cleanup -------------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/turnpike-$bench_name.XXXXXX")
 chmod 755 "$work"  # nginx workers may run as an unprivileged user

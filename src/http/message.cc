@@ -1,5 +1,7 @@
 #include "http/message.h"
 
+#include <cstdint>
+
 #include "base/strings.h"
 
 namespace turnpike::http {
@@ -31,12 +33,18 @@ void ResponseHead::Clear() {
 bool IsHopByHop(std::string_view name) {
   using base::EqualsIgnoreCase;
   switch (name.size()) {
-    case 2: return EqualsIgnoreCase(name, "te");
-    case 7: return EqualsIgnoreCase(name, "trailer") || EqualsIgnoreCase(name, "upgrade");
-    case 10: return EqualsIgnoreCase(name, "connection") || EqualsIgnoreCase(name, "keep-alive");
-    case 16: return EqualsIgnoreCase(name, "proxy-connection");
-    case 17: return EqualsIgnoreCase(name, "transfer-encoding");
-    default: return false;
+    case 2:
+      return EqualsIgnoreCase(name, "te");
+    case 7:
+      return EqualsIgnoreCase(name, "trailer") || EqualsIgnoreCase(name, "upgrade");
+    case 10:
+      return EqualsIgnoreCase(name, "connection") || EqualsIgnoreCase(name, "keep-alive");
+    case 16:
+      return EqualsIgnoreCase(name, "proxy-connection");
+    case 17:
+      return EqualsIgnoreCase(name, "transfer-encoding");
+    default:
+      return false;
   }
 }
 
@@ -49,38 +57,75 @@ bool IsListedIn(std::string_view name, const std::string_view* tokens, uint8_t c
 
 std::string_view ReasonPhrase(int status) {
   switch (status) {
-    case 100: return "Continue";
-    case 101: return "Switching Protocols";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 206: return "Partial Content";
-    case 301: return "Moved Permanently";
-    case 302: return "Found";
-    case 303: return "See Other";
-    case 304: return "Not Modified";
-    case 307: return "Temporary Redirect";
-    case 308: return "Permanent Redirect";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Not Allowed";
-    case 408: return "Request Timeout";
-    case 411: return "Length Required";
-    case 413: return "Request Entity Too Large";
-    case 414: return "Request-URI Too Large";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Temporarily Unavailable";
-    case 504: return "Gateway Time-out";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Unknown";
+    case 100:
+      return "Continue";
+    case 101:
+      return "Switching Protocols";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 202:
+      return "Accepted";
+    case 204:
+      return "No Content";
+    case 206:
+      return "Partial Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 303:
+      return "See Other";
+    case 304:
+      return "Not Modified";
+    case 307:
+      return "Temporary Redirect";
+    case 308:
+      return "Permanent Redirect";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Request Entity Too Large";
+    case 414:
+      return "Request-URI Too Large";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Temporarily Unavailable";
+    case 504:
+      return "Gateway Time-out";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Unknown";
   }
+}
+
+size_t SpanOfViews(std::string_view first, std::string_view last) {
+  const auto a = reinterpret_cast<uintptr_t>(first.data());
+  const auto b = reinterpret_cast<uintptr_t>(last.data()) + last.size();
+  return a != 0 && b > a && b - a <= 64 * 1024 ? b - a : 0;
 }
 
 }  // namespace turnpike::http

@@ -26,15 +26,15 @@ enum class Framing : uint8_t {
 struct RequestHead {
   base::Method method = base::Method::kOther;
   std::string_view method_name;
-  std::string_view target;  // raw request target as sent ("/a/b?x=1", or absolute-form)
-  std::string_view path;    // target without query (absolute-form: path part only)
-  std::string_view query;   // without '?'; empty when absent
-  uint8_t version_minor = 1;  // HTTP/1.<minor>
+  std::string_view target;      // raw request target as sent ("/a/b?x=1", or absolute-form)
+  std::string_view path;        // target without query (absolute-form: path part only)
+  std::string_view query;       // without '?'; empty when absent
+  uint8_t version_minor = 1;    // HTTP/1.<minor>
   std::vector<Header> headers;  // in arrival order; capacity reused between requests
   std::string_view host;        // Host header (or authority of an absolute-form target), raw
   Framing framing = Framing::kNone;
   uint64_t content_length = 0;
-  bool keep_alive = true;       // after Connection / version rules
+  bool keep_alive = true;  // after Connection / version rules
   bool expect_continue = false;
   // Header names listed in the Connection header (hop-by-hop by declaration), up to 8.
   std::string_view connection_tokens[8];
@@ -60,6 +60,10 @@ struct ResponseHead {
 // True for the headers RFC 9110 §7.6.1 calls hop-by-hop, which a proxy never forwards:
 // Connection, Keep-Alive, Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade.
 bool IsHopByHop(std::string_view name);
+
+// The bytes from the start of `first` to the end of `last` when both are views of one head in
+// one buffer, as the parser's are (at most 64 KiB apart), else 0. A size guess for encoders.
+size_t SpanOfViews(std::string_view first, std::string_view last);
 
 // True when `name` is listed in `tokens` (case-insensitive).
 bool IsListedIn(std::string_view name, const std::string_view* tokens, uint8_t count);

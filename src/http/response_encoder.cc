@@ -1,5 +1,6 @@
 #include "http/response_encoder.h"
 
+#include "base/string_writer.h"
 #include "base/strings.h"
 
 namespace turnpike::http {
@@ -7,55 +8,57 @@ namespace {
 
 constexpr std::string_view kCrlf = "\r\n";
 
-void AppendStatusLine(std::string* out, int status, std::string_view reason) {
-  out->append("HTTP/1.1 ");
-  base::AppendDecimal(out, static_cast<uint64_t>(status));
-  out->push_back(' ');
-  out->append(reason.empty() ? ReasonPhrase(status) : reason);
-  out->append(kCrlf);
+void AppendStatusLine(base::StringWriter& w, int status, std::string_view reason) {
+  w.Append("HTTP/1.1 ");
+  w.AppendDecimal(static_cast<uint64_t>(status));
+  w.Push(' ');
+  w.Append(reason.empty() ? ReasonPhrase(status) : reason);
+  w.Append(kCrlf);
+}
+
+// What a head with `headers` and the options' additions probably takes.
+size_t ExpectedSize(const std::vector<Header>& headers, const ResponseHeadOptions& o) {
+  size_t n = 192 + o.server_line.size();
+  if (!headers.empty()) n += SpanOfViews(headers.front().name, headers.back().value);
+  return n;
 }
 
 // Plugins' headers, upstream statuses, framing, Connection and the blank line.
-void AppendTail(const ResponseHeadOptions& o, std::string* out) {
+void AppendTail(const ResponseHeadOptions& o, base::StringWriter& w) {
   if (o.edits != nullptr) {
-    o.edits->ForEachSet([&](std::string_view name, std::string_view value) {
-      out->append(name);
-      out->append(": ");
-      out->append(value);
-      out->append(kCrlf);
-    });
+    o.edits->ForEachSet([&](const HeaderEdit& e) { w.Append(e.line); });
   }
   if (!o.upstream_statuses.empty()) {
-    out->append("X-APISIX-Upstream-Status: ");
+    w.Append("X-APISIX-Upstream-Status: ");
     for (size_t i = 0; i < o.upstream_statuses.size(); ++i) {
-      if (i > 0) out->append(", ");
-      base::AppendDecimal(out, o.upstream_statuses[i]);
+      if (i > 0) w.Append(", ");
+      w.AppendDecimal(o.upstream_statuses[i]);
     }
-    out->append(kCrlf);
+    w.Append(kCrlf);
   }
   switch (o.framing) {
     case BodyFraming::kContentLength:
-      out->append("Content-Length: ");
-      base::AppendDecimal(out, o.content_length);
-      out->append(kCrlf);
+      w.Append("Content-Length: ");
+      w.AppendDecimal(o.content_length);
+      w.Append(kCrlf);
       break;
     case BodyFraming::kChunked:
-      out->append("Transfer-Encoding: chunked\r\n");
+      w.Append("Transfer-Encoding: chunked\r\n");
       break;
     case BodyFraming::kNoBody:
     case BodyFraming::kUntilClose:
       break;
   }
   if (!o.upgrade.empty()) {
-    out->append("Upgrade: ");
-    out->append(o.upgrade);
-    out->append("\r\nConnection: upgrade\r\n");
+    w.Append("Upgrade: ");
+    w.Append(o.upgrade);
+    w.Append("\r\nConnection: upgrade\r\n");
   } else if (!o.keep_alive) {
-    out->append("Connection: close\r\n");
+    w.Append("Connection: close\r\n");
   } else if (o.http10_client) {
-    out->append("Connection: keep-alive\r\n");
+    w.Append("Connection: keep-alive\r\n");
   }
-  out->append(kCrlf);
+  w.Append(kCrlf);
 }
 
 }  // namespace
@@ -63,8 +66,9 @@ void AppendTail(const ResponseHeadOptions& o, std::string* out) {
 void EncodeProxiedResponseHead(const ResponseHead& node, const ResponseHeadOptions& o,
                                std::string* out) {
   out->clear();
-  AppendStatusLine(out, o.status, o.reason);
-  out->append(o.server_line);
+  base::StringWriter w(out, ExpectedSize(node.headers, o));
+  AppendStatusLine(w, o.status, o.reason);
+  w.Append(o.server_line);
   bool has_body = o.framing != BodyFraming::kNoBody;
   bool edited = o.edits != nullptr && !o.edits->empty();
   for (const Header& h : node.headers) {
@@ -75,28 +79,29 @@ void EncodeProxiedResponseHead(const ResponseHead& node, const ResponseHeadOptio
     if (base::EqualsIgnoreCase(n, "server")) continue;
     if (has_body && base::EqualsIgnoreCase(n, "content-length")) continue;  // re-stated
     if (edited && o.edits->Touches(n)) continue;  // a plugin set or removed it
-    out->append(n);
-    out->append(": ");
-    out->append(h.value);
-    out->append(kCrlf);
+    w.Append(n);
+    w.Append(": ");
+    w.Append(h.value);
+    w.Append(kCrlf);
   }
-  AppendTail(o, out);
+  AppendTail(o, w);
 }
 
 void EncodeLocalResponseHead(const ResponseHeadOptions& o, std::string_view date,
                              std::string_view content_type, std::string* out) {
   out->clear();
-  AppendStatusLine(out, o.status, o.reason);
-  out->append("Date: ");
-  out->append(date);
-  out->append(kCrlf);
+  base::StringWriter w(out, 192 + o.server_line.size() + date.size() + content_type.size());
+  AppendStatusLine(w, o.status, o.reason);
+  w.Append("Date: ");
+  w.Append(date);
+  w.Append(kCrlf);
   if (o.edits == nullptr || !o.edits->Touches("content-type")) {
-    out->append("Content-Type: ");
-    out->append(content_type);
-    out->append(kCrlf);
+    w.Append("Content-Type: ");
+    w.Append(content_type);
+    w.Append(kCrlf);
   }
-  out->append(o.server_line);
-  AppendTail(o, out);
+  w.Append(o.server_line);
+  AppendTail(o, w);
 }
 
 }  // namespace turnpike::http

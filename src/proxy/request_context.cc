@@ -61,9 +61,9 @@ void RequestContext::MarkBodyModified() {
 }
 
 std::optional<std::string_view> RequestContext::ResponseHeader(std::string_view name) {
-  if (std::optional<const std::string*> edited = response_edits_.Decides(name)) {
-    if (*edited == nullptr) return std::nullopt;
-    return std::string_view(**edited);
+  if (const http::HeaderEdit* edited = response_edits_.Decides(name)) {
+    if (edited->remove) return std::nullopt;
+    return edited->value;
   }
   if (upstream_response_headers_ != nullptr) {
     for (const http::Header& h : *upstream_response_headers_) {
@@ -203,9 +203,9 @@ std::optional<std::string_view> RequestContext::Get(const VarRef& var) {
       // upstream request reads as set or removed from then on (proxy-rewrite's headers seen
       // by a later plugin's key, request-id's generated id by the logger).
       if (!request_edits_.empty()) {
-        if (std::optional<const std::string*> edit = request_edits_.Decides(var.name)) {
-          if (*edit == nullptr) return std::nullopt;
-          return std::string_view(**edit);
+        if (const http::HeaderEdit* edit = request_edits_.Decides(var.name)) {
+          if (edit->remove) return std::nullopt;
+          return edit->value;
         }
       }
       return Header(var.name);

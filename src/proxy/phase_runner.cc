@@ -22,7 +22,7 @@ void PhaseRunner::ForEach(PluginPhase phase, Fn&& fn) {
     const PluginChain& ch = chain(c);
     if ((ch.phases & phase) == 0) continue;
     for (const PluginChain::Entry& e : ch.entries) {
-      if ((e.plugin->phases() & phase) == 0) continue;
+      if ((e.phases & phase) == 0) continue;
       running_ = &e;
       fn(*e.plugin);
     }
@@ -48,8 +48,8 @@ PhaseResult PhaseRunner::Run(PluginContext& ctx) {
       if ((ch.phases & phase) == 0) continue;
       while (entry_ < ch.entries.size()) {
         const PluginChain::Entry& e = ch.entries[entry_++];  // the cursor moves past it first
+        if ((e.phases & phase) == 0) continue;
         const Plugin& p = *e.plugin;
-        if ((p.phases() & phase) == 0) continue;
         running_ = &e;
         PhaseResult r = phase == kPhaseRewrite ? p.Rewrite(ctx) : p.Access(ctx);
         if (r == PhaseResult::kPause) paused_ = true;

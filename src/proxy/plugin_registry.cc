@@ -8,7 +8,10 @@ void PluginChain::Sort() {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.priority > b.priority; });
   phases = 0;
-  for (const Entry& e : entries) phases |= e.plugin->phases();
+  for (Entry& e : entries) {
+    e.phases = e.plugin->phases();
+    phases |= e.phases;
+  }
 }
 
 }  // namespace turnpike::proxy

@@ -29,12 +29,13 @@ struct PluginChain {
     // Plugin::has_worker_state(): the instance's index in Snapshot::worker_state_plugins,
     // which indexes each worker's states (WorkerStateSet); else kNoWorkerState.
     uint32_t worker_state_slot = kNoWorkerState;
+    uint32_t phases = 0;  // plugin->phases(), set by Sort(): the runner reads no vtable
   };
   static constexpr uint32_t kNoWorkerState = UINT32_MAX;
   std::vector<Entry> entries;
   uint32_t phases = 0;  // union of the entries' phases
 
-  void Sort();  // by priority desc, stable; recomputes `phases`
+  void Sort();  // by priority desc, stable; recomputes `phases` and each entry's
 };
 
 }  // namespace turnpike::proxy

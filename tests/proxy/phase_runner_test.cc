@@ -57,7 +57,7 @@ constexpr uint32_t kAll =
 PluginChain Chain(std::vector<std::shared_ptr<Step>> steps) {
   PluginChain c;
   for (auto& s : steps) c.entries.push_back({"step", 0, s, false, false});
-  for (const auto& e : c.entries) c.phases |= e.plugin->phases();
+  c.Sort();  // equal priorities: the order stays
   return c;
 }
 
@@ -184,7 +184,7 @@ class Truncate final : public Plugin {
 TEST_F(PhaseRunnerTest, AFilterThatEndsTheBodyEarlySaysSo) {
   PluginChain route;
   route.entries.push_back({"truncate", 0, std::make_shared<Truncate>(), false, false});
-  route.phases = kPhaseBodyFilter;
+  route.Sort();
   runner_.Begin({}, 0, &route);
   std::string out;
   EXPECT_TRUE(runner_.FilterBody(ctx_, "original", true, false, &out));

@@ -101,6 +101,9 @@ class DiscoveryProvider {
   // /status/ready waits until this is true: typically once every service watched at the
   // first snapshot has had its first answer (or its first lookup gave up).
   virtual bool ready() const { return true; }
+  // What the control API's /v1/discovery/<name>/dump shows (APISIX's dump_data()); null when
+  // the provider has nothing to show.
+  virtual nlohmann::json Dump() const { return nullptr; }
 };
 
 // The config part of a provider: registered by name (the upstream's `discovery_type`, e.g.

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "discovery/consul_provider.h"
 #include "discovery/dns_provider.h"
 
 namespace turnpike::daemon {
@@ -11,6 +12,7 @@ void RegisterBuiltinProviders(discovery::ProviderRegistry* registry) {
   // `nodes` need no provider: the snapshot build fills IP literals, and the Directory resolves
   // domain names (discovery/node_source.h).
   registry->Register(std::make_unique<discovery::DnsProviderFactory>());
+  registry->Register(std::make_unique<discovery::ConsulProviderFactory>());
 }
 
 }  // namespace turnpike::daemon

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -264,7 +265,8 @@ void FakeConsul::ServeRequests(int fd) {
     }
     in.erase(0, content_length);
 
-    Answer a = Handle(&request);
+    Answer a = Handle(fd, &request);
+    if (a.status == 0) return;  // the client went away
     std::string reason = a.status == 200   ? "OK"
                          : a.status == 400 ? "Bad Request"
                          : a.status == 403 ? "Forbidden"
@@ -362,7 +364,7 @@ std::string FakeConsul::Body(const std::string& path, const Request& request) co
   return out.dump();
 }
 
-FakeConsul::Answer FakeConsul::Handle(Request* request) {
+FakeConsul::Answer FakeConsul::Handle(int fd, Request* request) {
   Answer a;
   std::unique_lock<std::mutex> lock(mu_);
   auto done = [&](Answer answer) {
@@ -395,12 +397,20 @@ FakeConsul::Answer FakeConsul::Handle(Request* request) {
     }
   }
   if (min_index > 0) {
+    // Held until the index moves, the wait runs out, the server stops or the client goes
+    // away (Consul ends a blocking query whose client disconnected).
     ++blocked_;
     auto deadline = std::chrono::steady_clock::now() + wait;
-    changed_.wait_until(lock, deadline,
-                        [&] { return !running_ || IndexOf(request->path) > min_index; });
+    bool gone = false;
+    while (running_ && IndexOf(request->path) <= min_index && !gone &&
+           std::chrono::steady_clock::now() < deadline) {
+      changed_.wait_for(lock, milliseconds(20));
+      pollfd p{fd, POLLRDHUP, 0};
+      gone = poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+    }
     --blocked_;
     if (!running_) return done({503, "shutting down\n", 0, false});
+    if (gone) return done({0, "", 0, false});
   }
   a.index = std::max<uint64_t>(1, IndexOf(request->path));
   if (!token_.empty() && request->token.empty()) {

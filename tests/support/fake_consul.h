@@ -117,8 +117,9 @@ class FakeConsul {
   void AcceptLoop(int listen_fd);
   void Serve(int fd);  // then closes `fd`
   void ServeRequests(int fd);
-  // Answers one request (holds it first when it is a blocking query).
-  Answer Handle(Request* request);
+  // Answers one request on `fd` (holds it first when it is a blocking query). Status 0: the
+  // client closed while it was held.
+  Answer Handle(int fd, Request* request);
   uint64_t IndexOf(const std::string& path) const;                          // REQUIRES: mu_ held
   std::string Body(const std::string& path, const Request& request) const;  // mu_ held
   void Bump(const std::string& service, bool catalog);                      // mu_ held

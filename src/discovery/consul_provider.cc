@@ -403,7 +403,7 @@ void ConsulProvider::ApplyRound(Server* s) {
   s->retry_step = 0;
   s->first_done = true;
   PublishAll(/*only_unpublished=*/false);
-  if (changed || !dumped_once_) MarkDumpDirty();
+  if (changed) MarkDumpDirty();  // (a first round before any Watch() leaves the file alone)
   if (config_.keepalive) {
     StartWatches(s);
   } else {

@@ -1,0 +1,239 @@
+// Upstreams discovered through Consul (apisix-behaviour.md §3.5, §5.4) through the daemon:
+// config.yaml's `discovery.consul.servers` points at the FAKE Consul agent of
+// support/fake_consul.h, running in the test, whose registry the test changes. Passing
+// instances spread over two backends, a change picked up at once by the blocking queries, the
+// agent going down (the last good nodes keep serving), the dump written and loaded by a daemon
+// started while the agent is down, skip_services with default_service, sort_type, and bad
+// `discovery.consul` sections.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "integration/itest.h"
+#include "support/fake_consul.h"
+
+namespace turnpike::itest {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeConsul;
+
+class DiscoveryConsulTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    a_ = StartBackend(kBackendBin, "A");
+    b_ = StartBackend(kBackendBin, "B");
+  }
+  static void TearDownTestSuite() {
+    a_.reset();
+    b_.reset();
+  }
+  void SetUp() override {
+    ASSERT_NE(a_, nullptr);
+    ASSERT_NE(b_, nullptr);
+    ASSERT_TRUE(consul_.Start());
+    consul_.Register(FakeConsul::Make("web-a", "web", "127.0.0.1", a_->port()));
+    consul_.Register(FakeConsul::Make("web-b", "web", "127.0.0.1", b_->port()));
+    dump_path_ =
+        ::testing::TempDir() + "turnpike_consul_dump_" + std::to_string(getpid()) + ".json";
+    std::remove(dump_path_.c_str());
+  }
+  void TearDown() override { std::remove(dump_path_.c_str()); }
+
+  static std::string Routes() {
+    return R"(
+routes:
+  - uri: /status/*
+    upstream_id: web
+  - uri: /none
+    upstream:
+      discovery_type: consul
+      service_name: none
+upstreams:
+  - id: web
+    discovery_type: consul
+    service_name: web
+#END
+)";
+  }
+
+  TurnpikeOptions Options(const std::string& consul_extra = "") {
+    status_port_ = FreePort();
+    TurnpikeOptions options;
+    options.worker_processes = 1;  // one round robin: exact spreads and orders
+    options.apisix_extra =
+        "  status:\n    ip: 127.0.0.1\n    port: " + std::to_string(status_port_) + "\n";
+    options.top_extra =
+        "discovery:\n  consul:\n    servers:\n      - \"" + consul_.url() + "\"\n" + consul_extra;
+    return options;
+  }
+
+  void StartReady(const std::string& consul_extra = "") {
+    ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(), Options(consul_extra)));
+    ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
+    ASSERT_TRUE(
+        PollUntil([&] { return Get(status_port_, "/status/ready").status == 200; }, seconds(10)))
+        << Get(status_port_, "/status/ready").DebugString();
+  }
+
+  // Which backends answered `n` requests to /status/200 (all must be 200).
+  std::map<std::string, int> Spread(int n) {
+    std::map<std::string, int> seen;
+    for (int i = 0; i < n; ++i) {
+      HttpResponse r = Get(gw_.port(), "/status/200");
+      EXPECT_EQ(r.status, 200) << "request " << i << "\n" << r.DebugString();
+      ++seen[BackendOf(r)];
+    }
+    return seen;
+  }
+  std::string Sequence(int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += BackendOf(Get(gw_.port(), "/status/200"));
+    return out;
+  }
+  std::string DumpFile() const {
+    std::ifstream in(dump_path_);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  static inline std::unique_ptr<Backend> a_;
+  static inline std::unique_ptr<Backend> b_;
+  FakeConsul consul_;
+  Turnpike gw_{kTurnpikeBin};
+  int status_port_ = 0;
+  std::string dump_path_;
+};
+
+TEST_F(DiscoveryConsulTest, ServesPassingInstancesAndPicksUpChangesAtOnce) {
+  ASSERT_NO_FATAL_FAILURE(StartReady());
+  EXPECT_EQ(Spread(10), (std::map<std::string, int>{{"A", 5}, {"B", 5}}));
+  // Not in Consul: no nodes, 503 as APISIX.
+  HttpResponse none = Get(gw_.port(), "/none");
+  EXPECT_EQ(none.status, 503) << none.DebugString();
+  ExpectJsonError(none);
+  // B's check turns critical: the blocking queries return, B is gone within a moment (the
+  // wait is 60 s, so no poll could explain it).
+  ASSERT_TRUE(PollUntil([&] { return consul_.blocked() == 2; }, seconds(5)));
+  auto start = std::chrono::steady_clock::now();
+  consul_.SetStatus("web-b", "critical");
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        return Spread(4) == std::map<std::string, int>{{"A", 4}};
+      },
+      seconds(5)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2));
+  // Healthy again, and A deregistered.
+  consul_.SetStatus("web-b", "passing");
+  consul_.Deregister("web-a");
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        return Spread(4) == std::map<std::string, int>{{"B", 4}};
+      },
+      seconds(5)));
+}
+
+TEST_F(DiscoveryConsulTest, AConsulGoneKeepsTheLastNodes) {
+  ASSERT_NO_FATAL_FAILURE(StartReady());
+  EXPECT_EQ(Spread(4).size(), 2u);
+  consul_.Stop();
+  auto until = std::chrono::steady_clock::now() + seconds(3);  // several back-offs
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(Spread(2), (std::map<std::string, int>{{"A", 1}, {"B", 1}}));
+  }
+  EXPECT_NE(gw_.Stderr().find("keeping the last nodes"), std::string::npos) << gw_.Stderr();
+}
+
+TEST_F(DiscoveryConsulTest, TheDumpIsWrittenAndServesADaemonStartedWhileConsulIsDown) {
+  std::string dump = "    dump:\n      path: " + dump_path_ + "\n";
+  ASSERT_NO_FATAL_FAILURE(StartReady(dump));
+  // (A first round may run before the snapshot watches "web": the file then follows within
+  // the dump's 1 s interval.)
+  nlohmann::json written;
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        written = nlohmann::json::parse(DumpFile(), nullptr, false);
+        return written.is_object() && written["services"].contains("web");
+      },
+      seconds(5)))
+      << DumpFile();
+  EXPECT_EQ(written["services"]["web"].size(), 2u) << written.dump();
+  EXPECT_FALSE(written["services"].contains("none"));
+  ASSERT_TRUE(gw_.Stop().has_value());
+  consul_.Stop();
+  // A new daemon, Consul down: ready, serving the dump's nodes.
+  Turnpike again(kTurnpikeBin);
+  ASSERT_NO_FATAL_FAILURE(StartGateway(again, Routes(), Options(dump)));
+  ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
+  ASSERT_TRUE(
+      PollUntil([&] { return Get(status_port_, "/status/ready").status == 200; }, seconds(10)));
+  std::map<std::string, int> seen;
+  for (int i = 0; i < 4; ++i) {
+    HttpResponse r = Get(again.port(), "/status/200");
+    ASSERT_EQ(r.status, 200) << r.DebugString();
+    ++seen[BackendOf(r)];
+  }
+  EXPECT_EQ(seen, (std::map<std::string, int>{{"A", 2}, {"B", 2}}));
+  EXPECT_NE(again.Stderr().find("no nodes from it yet"), std::string::npos) << again.Stderr();
+}
+
+TEST_F(DiscoveryConsulTest, SkippedServicesGetTheDefaultService) {
+  std::string extra =
+      "    skip_services: [web]\n    default_service:\n      host: 127.0.0.1\n"
+      "      port: " +
+      std::to_string(a_->port()) + "\n";
+  ASSERT_NO_FATAL_FAILURE(StartReady(extra));
+  EXPECT_EQ(Spread(4), (std::map<std::string, int>{{"A", 4}}));
+  // An unknown service too (the backend answers /none with its 404).
+  HttpResponse none = Get(gw_.port(), "/none");
+  EXPECT_EQ(BackendOf(none), "A") << none.DebugString();
+  EXPECT_EQ(consul_.Count("/v1/health/service/web"), 0);
+}
+
+TEST_F(DiscoveryConsulTest, SortTypeOrdersTheNodesTheBalancerTakesInTurn) {
+  // Consul's order (by service ID here) puts the higher port first; port_sort the lower.
+  bool a_low = a_->port() < b_->port();
+  consul_.Deregister("web-a");
+  consul_.Deregister("web-b");
+  consul_.Register(FakeConsul::Make("1", "web", "127.0.0.1", a_low ? b_->port() : a_->port()));
+  consul_.Register(FakeConsul::Make("2", "web", "127.0.0.1", a_low ? a_->port() : b_->port()));
+  std::string low = a_low ? "A" : "B";
+  std::string high = a_low ? "B" : "A";
+  ASSERT_NO_FATAL_FAILURE(StartReady("    sort_type: origin\n"));
+  EXPECT_EQ(Sequence(4), high + low + high + low);
+  ASSERT_TRUE(gw_.Stop().has_value());
+  ASSERT_NO_FATAL_FAILURE(StartReady("    sort_type: port_sort\n"));
+  EXPECT_EQ(Sequence(4), low + high + low + high);
+}
+
+TEST_F(DiscoveryConsulTest, BadConsulSectionsStopTheDaemon) {
+  struct Case {
+    std::string section;
+    std::string message;
+  };
+  for (const Case& c : {
+           Case{"  consul: {}\n", "discovery.consul: property \"servers\" is required"},
+           Case{"  consul:\n    servers: [\"https://127.0.0.1:8500\"]\n",
+                "discovery.consul: servers[0]: only http://address:port is supported"},
+           Case{"  consul:\n    servers: [\"http://127.0.0.1:8500\"]\n    sort_type: random\n",
+                "discovery.consul: sort_type: must be one of"},
+       }) {
+    SCOPED_TRACE(c.section);
+    Turnpike gw(kTurnpikeBin);
+    TurnpikeOptions options = Options();
+    options.top_extra = "discovery:\n" + c.section;
+    EXPECT_FALSE(gw.Start(Routes(), options));
+    EXPECT_NE(gw.Stderr().find(c.message), std::string::npos) << gw.Stderr();
+  }
+}
+
+}  // namespace
+}  // namespace turnpike::itest

@@ -119,7 +119,7 @@ json ConsulServicesToJson(const ConsulServices& services) {
 std::string EncodeConsulDump(const ConsulServices& services, int64_t now, int64_t expire) {
   json entity = {
       {"services", ConsulServicesToJson(services)}, {"last_update", now}, {"expire", expire}};
-  return entity.dump();
+  return entity.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 StatusOr<ConsulServices> DecodeConsulDump(std::string_view text, int64_t now, int64_t expire) {

@@ -48,11 +48,6 @@ std::string Describe(const Result& r) {
   return "status " + std::to_string(r.response.status);
 }
 
-DiscoveredNodesConstSharedPtr EmptyNodes() {
-  static const DiscoveredNodesConstSharedPtr empty = std::make_shared<const DiscoveredNodes>();
-  return empty;
-}
-
 }  // namespace
 
 struct ConsulProvider::Server {
@@ -90,6 +85,10 @@ struct ConsulProvider::Server {
 ConsulProvider::ConsulProvider(ConsulConfig config) : config_(std::move(config)) {
   skip_.insert(config_.skip_services.begin(), config_.skip_services.end());
   skip_.insert("consul");  // APISIX's default_skip_services
+  default_nodes_ =
+      config_.has_default_service
+          ? std::make_shared<const DiscoveredNodes>(DiscoveredNodes{config_.default_service})
+          : std::make_shared<const DiscoveredNodes>();
 }
 
 ConsulProvider::~ConsulProvider() = default;
@@ -167,10 +166,7 @@ nlohmann::json ConsulProvider::Dump() const {
 DiscoveredNodesConstSharedPtr ConsulProvider::View(const std::string& name) const {
   auto it = all_.find(name);
   if (it != all_.end()) return it->second;
-  if (config_.has_default_service) {
-    return std::make_shared<const DiscoveredNodes>(DiscoveredNodes{config_.default_service});
-  }
-  return EmptyNodes();
+  return default_nodes_;
 }
 
 void ConsulProvider::PublishAll(bool only_unpublished) {

@@ -118,6 +118,8 @@ class ConsulProvider final : public DiscoveryProvider {
   // The merged view (APISIX's shared dict): service -> nodes.
   std::map<std::string, DiscoveredNodesConstSharedPtr> all_;
   std::set<ServiceRef> published_;  // watched services published at least once
+  // What a service no server lists gets: [default_service], or no nodes.
+  DiscoveredNodesConstSharedPtr default_nodes_;
   bool started_ = false;
   bool stopped_ = false;
   // Dump writes, coalesced.

@@ -21,19 +21,23 @@
 //     fetch failing) end the round with nothing changed, and the next round starts after a
 //     back-off of 1, 4, 16, 64, 256, then again 1, ... seconds (APISIX's get_retry_delay),
 //     reset by a successful round.
-//   - A Watch() of a service not fetched yet starts a round at once (after the current one).
+//   - A Watch() of a service the catalog lists but no round fetched yet starts a round at
+//     once (or joins the one fetching services).
 //     APISIX fetches every service of the catalog; this provider fetches only the watched
 //     ones (the rule), so its answers and dump hold those.
 // What a service's upstreams get (APISIX's nodes()): its nodes from the last server that
 // listed it (merged as APISIX's shared dict: a later round of any server overwrites, a
 // server's round removes only what that server had listed), else [default_service] when
-// configured, else no nodes (503). Published after every round and on Watch(); the Directory
-// drops equal lists. A failed round publishes nothing new: last good nodes stay.
+// configured, else no nodes (503). Published after every round, and on Watch() when nothing
+// more is to come first (known nodes, or no server will fetch it); the Directory drops equal
+// lists. A failed round publishes nothing new (last good nodes stay), except to services never
+// published yet, which then get the above.
 //
-// dump: loaded at Start() when load_on_init (services from the file count as listed until a
-// server's round says otherwise, as in APISIX); written (temp file + rename) after a round
-// that changed something, at most every dump_interval_ms, with every server's services.
-// The write is synchronous on the control loop: a few kB to MB to a local file.
+// dump: loaded at Start() (a synchronous read, before anything is served) when load_on_init
+// (services from the file count as listed until a server's round says otherwise, as in APISIX);
+// written (temp file + rename) after a round that changed something, at most every
+// dump_interval_ms, with every server's services. The write is synchronous on the control loop: a
+// few kB to MB to a local file.
 //
 // ready(): once every server has finished its first round (answered or failed), so a Consul
 // that is down at start does not hold /status/ready forever (services then get the dump's

@@ -467,5 +467,34 @@ TEST_F(ConsulProviderTest, AServiceWatchedLaterIsFetchedWithoutWaitingForAChange
   EXPECT_EQ(provider_->Dump()["services"].count("api"), 0u);
 }
 
+TEST_F(ConsulProviderTest, SeveralServersEachListTheirServices) {
+  FakeConsul second;
+  ASSERT_TRUE(second.Start());
+  consul_.Register(FakeConsul::Make("web", "web", "127.0.0.2", 80));
+  second.Register(FakeConsul::Make("api", "api", "127.0.0.3", 81));
+  ConsulServer a, b;
+  a.url = consul_.url();
+  b.url = second.url();
+  ASSERT_TRUE(http_client::Origin::FromIp("127.0.0.1", consul_.port(), &a.origin));
+  ASSERT_TRUE(http_client::Origin::FromIp("127.0.0.1", second.port(), &b.origin));
+  config_.servers = {a, b};
+  provider_ = std::make_unique<ConsulProvider>(config_);
+  ASSERT_TRUE(provider_->Start(DiscoveryEnvironment{&sink_, &loop_}).ok());
+  provider_->Watch(ServiceRef{"web", {}});
+  provider_->Watch(ServiceRef{"api", {}});
+  ASSERT_TRUE(RunUntil([&] { return provider_->ready(); }, seconds(5)));
+  EXPECT_EQ(sink_.last["web"], (DiscoveredNodes{{"127.0.0.2", 80, 1, 0}}));
+  EXPECT_EQ(sink_.last["api"], (DiscoveredNodes{{"127.0.0.3", 81, 1, 0}}));
+  // Each server's changes reach its services only.
+  ASSERT_TRUE(
+      RunUntil([&] { return consul_.blocked() == 2 && second.blocked() == 2; }, seconds(5)));
+  second.Register(FakeConsul::Make("api-2", "api", "127.0.0.4", 81));
+  ASSERT_TRUE(WaitFor("api", {{"127.0.0.3", 81, 1, 0}, {"127.0.0.4", 81, 1, 0}}, seconds(3)));
+  EXPECT_EQ(sink_.last["web"], (DiscoveredNodes{{"127.0.0.2", 80, 1, 0}}));
+  EXPECT_EQ(consul_.Count("/v1/health/service/web"), 1);
+  provider_->Stop();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+}
+
 }  // namespace
 }  // namespace turnpike::discovery

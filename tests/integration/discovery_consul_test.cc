@@ -214,6 +214,21 @@ TEST_F(DiscoveryConsulTest, SortTypeOrdersTheNodesTheBalancerTakesInTurn) {
   EXPECT_EQ(Sequence(4), low + high + low + high);
 }
 
+TEST_F(DiscoveryConsulTest, AReloadWatchesANewServiceAndKeepsTheOthers) {
+  consul_.Register(FakeConsul::Make("echo", "echo", "127.0.0.1", b_->port()));
+  ASSERT_NO_FATAL_FAILURE(StartReady());
+  EXPECT_EQ(Spread(2).size(), 2u);
+  EXPECT_EQ(consul_.Count("/v1/health/service/echo"), 0) << "no upstream names it yet";
+  std::string routes = Routes();
+  routes.insert(routes.find("upstreams:"),
+                "  - uri: /echo\n    upstream: {discovery_type: consul, service_name: echo}\n");
+  ASSERT_TRUE(gw_.RewriteRoutes(routes));
+  ASSERT_TRUE(gw_.Reload());
+  ASSERT_TRUE(PollUntil([&] { return BackendOf(Get(gw_.port(), "/echo")) == "B"; }, seconds(5)))
+      << Get(gw_.port(), "/echo").DebugString();
+  EXPECT_EQ(Spread(4), (std::map<std::string, int>{{"A", 2}, {"B", 2}}));
+}
+
 TEST_F(DiscoveryConsulTest, BadConsulSectionsStopTheDaemon) {
   struct Case {
     std::string section;

@@ -68,10 +68,17 @@ Status ParseServer(const std::string& url, const std::string& at, ConsulServer* 
     if (!p || *p < 1 || *p > 65535) return Status::Error(at + ": bad port in \"" + url + "\"");
     port_number = static_cast<int>(*p);
   }
+  if (host.empty()) return Status::Error(at + ": no host in \"" + url + "\"");
   if (!http_client::Origin::FromIp(host, port_number, &out->origin)) {
-    return Status::Error(at + ": the host of \"" + url +
-                         "\" must be an IP address (Consul servers are not resolved by name)");
+    // A host name: letters, digits, '-', '.', '_' (it goes to the resolver as is).
+    for (char c : host) {
+      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '-' || c == '.' || c == '_';
+      if (!ok) return Status::Error(at + ": bad host in \"" + url + "\"");
+    }
+    out->name = std::string(host);
   }
+  out->port = port_number;
   out->url = url;
   return Status::Ok();
 }

@@ -3,7 +3,7 @@
 //
 //   discovery:
 //     consul:
-//       servers: ["http://127.0.0.1:8500"]   # required, 1+; http://ip:port (port 80 if absent)
+//       servers: ["http://127.0.0.1:8500"]   # required, 1+; http://host:port (port 80 if absent)
 //       token: ""                  # ACL token, sent as X-Consul-Token when not empty
 //       keepalive: true            # blocking queries; false: poll every fetch_interval
 //       fetch_interval: 3          # seconds, >= 1 (keepalive: false only)
@@ -17,9 +17,8 @@
 //
 // Errors name the field: "servers[0]: only http://address:port is supported, got ...".
 // Unknown keys are warned about and ignored (APISIX's schema allows them).
-//
-// Difference from APISIX: a server's address must be an IP literal (the control-loop HTTP
-// client connects to resolved addresses only; APISIX also takes host names).
+// A server given by name is looked up (c-ares on the control loop: /etc/hosts, then DNS)
+// before each round.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +35,10 @@ namespace turnpike::discovery {
 enum class ConsulSort { kOrigin, kHostSort, kPortSort, kCombineSort };
 
 struct ConsulServer {
-  std::string url;  // as configured: "http://127.0.0.1:8500"
-  http_client::Origin origin;
+  std::string url;             // as configured: "http://127.0.0.1:8500"
+  http_client::Origin origin;  // set when the host is an IP literal
+  std::string name;            // else the host name, looked up before every round
+  int port = 80;
 };
 
 struct ConsulConfig {

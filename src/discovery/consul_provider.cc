@@ -1,5 +1,7 @@
 #include "discovery/consul_provider.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -10,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 #include <utility>
+
+#include "discovery/ares_resolver.h"
 
 namespace turnpike::discovery {
 namespace {
@@ -55,6 +59,8 @@ struct ConsulProvider::Server {
 
   ConsulProvider* provider = nullptr;
   ConsulServer conf;
+  http_client::Origin origin;  // conf.origin, or the last address conf.name resolved to
+  uint64_t lookup = 0;         // resolver id in flight
   uint64_t catalog_index = 0;
   uint64_t health_index = 0;
   State state = State::kIdle;
@@ -122,9 +128,17 @@ Status ConsulProvider::Start(const DiscoveryEnvironment& env) {
   uv_timer_init(loop_, &dump_timer_);
   dump_timer_.data = this;
   for (const ConsulServer& conf : config_.servers) {
+    if (!conf.name.empty() && resolver_ == nullptr) {
+      resolver_ = std::make_unique<AresResolver>(loop_);
+      if (Status st = resolver_->Start(); !st.ok()) {
+        spdlog::error("discovery consul: {} (servers given by name will not resolve)",
+                      st.message());
+      }
+    }
     auto s = std::make_unique<Server>();
     s->provider = this;
     s->conf = conf;
+    s->origin = conf.origin;
     uv_timer_init(loop_, &s->timer);
     s->timer.data = s.get();
     servers_.push_back(std::move(s));
@@ -143,6 +157,7 @@ void ConsulProvider::Stop() {
     s->watch[1].Cancel();
     uv_close(reinterpret_cast<uv_handle_t*>(&s->timer), nullptr);
   }
+  if (resolver_) resolver_->Stop();
   if (started_) {
     if (dump_dirty_) WriteDump();
     uv_close(reinterpret_cast<uv_handle_t*>(&dump_timer_), nullptr);
@@ -280,7 +295,31 @@ void ConsulProvider::StartRound(Server* s) {
   s->to_fetch.clear();
   s->fetch_pos = 0;
   s->round_result.clear();
+  if (!s->conf.name.empty()) {
+    Resolve(s);
+    return;
+  }
   RoundStep(s);
+}
+
+void ConsulProvider::Resolve(Server* s) {
+  if (s->lookup != 0) resolver_->Cancel(s->lookup);
+  s->lookup = resolver_->Resolve(s->conf.name, [this, s](const Resolution& r) {
+    s->lookup = 0;
+    if (!r.ok) {
+      RoundFailed(s, "resolve " + s->conf.name + ": " + r.error);
+      return;
+    }
+    std::memcpy(&s->origin.addr, &r.addr, sizeof(r.addr));
+    s->origin.len = r.addr_len;
+    auto port = htons(static_cast<uint16_t>(s->conf.port));
+    if (r.addr.ss_family == AF_INET6) {
+      reinterpret_cast<sockaddr_in6*>(&s->origin.addr)->sin6_port = port;
+    } else {
+      reinterpret_cast<sockaddr_in*>(&s->origin.addr)->sin_port = port;
+    }
+    RoundStep(s);
+  });
 }
 
 void ConsulProvider::RoundStep(Server* s) {
@@ -296,7 +335,7 @@ void ConsulProvider::RoundStep(Server* s) {
     ApplyRound(s);
     return;
   }
-  s->request = client_->Fetch(s->conf.origin, MakeRequest(std::move(target), false),
+  s->request = client_->Fetch(s->origin, MakeRequest(std::move(target), false),
                               [this, s](Result r) { OnRoundAnswer(s, std::move(r)); });
 }
 
@@ -351,6 +390,10 @@ void ConsulProvider::OnRoundAnswer(Server* s, Result r) {
 void ConsulProvider::RoundFailed(Server* s, const std::string& what) {
   ++stats_.failures;
   s->request.Cancel();
+  if (s->lookup != 0) {
+    resolver_->Cancel(s->lookup);
+    s->lookup = 0;
+  }
   uint64_t delay = config_.retry_base_ms;
   for (int i = 0; i < s->retry_step; ++i) delay *= 4;
   s->retry_step = (s->retry_step + 1) % kRetrySteps;
@@ -421,7 +464,7 @@ void ConsulProvider::SendWatch(Server* s, bool catalog) {
   ++stats_.watches;
   s->watch_sent_ms[i] = uv_now(loop_);
   s->watch[i] =
-      client_->Fetch(s->conf.origin, MakeRequest(std::move(target), true),
+      client_->Fetch(s->origin, MakeRequest(std::move(target), true),
                      [this, s, catalog](Result r) { OnWatchDone(s, catalog, std::move(r)); });
 }
 

@@ -64,6 +64,8 @@
 
 namespace turnpike::discovery {
 
+class AresResolver;
+
 class ConsulProvider final : public DiscoveryProvider {
  public:
   explicit ConsulProvider(ConsulConfig config);
@@ -93,6 +95,7 @@ class ConsulProvider final : public DiscoveryProvider {
   enum class Next { kRound, kWatch };
 
   void StartRound(Server* s);
+  void Resolve(Server* s);  // a server given by name: its address, then the round
   void RoundStep(Server* s);
   void OnRoundAnswer(Server* s, http_client::Result result);
   void RoundFailed(Server* s, const std::string& what);
@@ -116,6 +119,7 @@ class ConsulProvider final : public DiscoveryProvider {
   DiscoverySink* sink_ = nullptr;
   uv_loop_t* loop_ = nullptr;
   std::unique_ptr<http_client::Client> client_;
+  std::unique_ptr<AresResolver> resolver_;  // when a server is given by name
   std::vector<std::unique_ptr<Server>> servers_;
   std::set<std::string> skip_;
   std::set<ServiceRef> watched_;

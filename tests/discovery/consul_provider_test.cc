@@ -64,6 +64,7 @@ TEST(ConsulConfigTest, DefaultsAndTheEffectiveSection) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   const ConsulConfig& v = c.value();
   EXPECT_EQ(v.servers[0].origin.HostPort(), "127.0.0.1:80");
+  EXPECT_EQ(v.servers[0].name, "");
   EXPECT_EQ(v.servers[1].origin.HostPort(), "[::1]:8500");
   EXPECT_EQ(v.read_timeout_ms, 100);
   EXPECT_EQ(v.connect_timeout_ms, 2000);
@@ -88,7 +89,8 @@ TEST(ConsulConfigTest, ErrorsNameTheField) {
            Case{R"({"servers": ["https://127.0.0.1:8500"]})", "servers[0]: only http://"},
            Case{R"({"servers": ["http://127.0.0.1:8500/"]})", "servers[0]: invalid consul server"},
            Case{R"({"servers": ["http://127.0.0.1:8500/v1"]})", "servers[0]: invalid consul"},
-           Case{R"({"servers": ["http://consul.local:8500"]})", "must be an IP address"},
+           Case{R"({"servers": ["http://con sul:8500"]})", "servers[0]: bad host"},
+           Case{R"({"servers": ["http://:8500"]})", "servers[0]: no host"},
            Case{R"({"servers": ["http://127.0.0.1:0"]})", "servers[0]: bad port"},
            Case{R"({"servers": ["http://127.0.0.1"], "weight": 0})", "weight: must be >= 1"},
            Case{R"({"servers": ["http://127.0.0.1"], "fetch_interval": 1.5})",
@@ -465,6 +467,25 @@ TEST_F(ConsulProviderTest, AServiceWatchedLaterIsFetchedWithoutWaitingForAChange
   consul_.Register(FakeConsul::Make("web-2", "web", "127.0.0.4", 80));
   ASSERT_TRUE(WaitFor("web", {{"127.0.0.2", 80, 1, 0}, {"127.0.0.4", 80, 1, 0}}, seconds(3)));
   EXPECT_EQ(provider_->Dump()["services"].count("api"), 0u);
+}
+
+TEST_F(ConsulProviderTest, AServerGivenByNameIsLookedUp) {
+  consul_.Register(FakeConsul::Make("web", "web", "127.0.0.2", 80));
+  StatusOr<ConsulConfig> parsed =
+      ParseConsulConfig(json{{"servers",
+                              {"http://localhost:" + std::to_string(consul_.port()),
+                               "http://no-such-host.invalid:8500"}}});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  config_.servers = parsed.value().servers;
+  EXPECT_EQ(config_.servers[0].name, "localhost");
+  provider_ = std::make_unique<ConsulProvider>(config_);
+  ASSERT_TRUE(provider_->Start(DiscoveryEnvironment{&sink_, &loop_}).ok());
+  provider_->Watch(ServiceRef{"web", {}});
+  // localhost (the hosts file) answers; the other name fails without holding ready().
+  ASSERT_TRUE(
+      RunUntil([&] { return provider_->ready() && sink_.last.count("web") != 0; }, seconds(5)));
+  ASSERT_TRUE(WaitFor("web", {{"127.0.0.2", 80, 1, 0}}, seconds(5)));
+  EXPECT_GE(provider_->stats().failures, 1u);
 }
 
 TEST_F(ConsulProviderTest, SeveralServersEachListTheirServices) {

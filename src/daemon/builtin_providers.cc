@@ -4,6 +4,7 @@
 
 #include "discovery/consul_provider.h"
 #include "discovery/dns_provider.h"
+#include "discovery/kubernetes_provider.h"
 
 namespace turnpike::daemon {
 
@@ -13,6 +14,7 @@ void RegisterBuiltinProviders(discovery::ProviderRegistry* registry) {
   // domain names (discovery/node_source.h).
   registry->Register(std::make_unique<discovery::DnsProviderFactory>());
   registry->Register(std::make_unique<discovery::ConsulProviderFactory>());
+  registry->Register(std::make_unique<discovery::KubernetesProviderFactory>());
 }
 
 }  // namespace turnpike::daemon

@@ -1,0 +1,381 @@
+#include "discovery/kubernetes_provider.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "expr/regex.h"
+
+namespace turnpike::discovery {
+namespace {
+
+constexpr char kServiceNameLabel[] = "kubernetes.io/service-name";
+
+const nlohmann::json* Member(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string StringMember(const nlohmann::json& obj, const char* key) {
+  const nlohmann::json* v = Member(obj, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : "";
+}
+
+// A JSON scalar as Lua's tostring() writes it (numbers and strings only).
+bool ScalarText(const nlohmann::json* v, std::string* out) {
+  if (v == nullptr) return false;
+  if (v->is_string()) {
+    *out = v->get<std::string>();
+    return true;
+  }
+  if (v->is_number_integer()) {
+    *out = std::to_string(v->get<int64_t>());
+    return true;
+  }
+  return false;
+}
+
+// The key APISIX files a port's nodes under: its name, else targetPort, else its number.
+std::string PortKey(const nlohmann::json& port) {
+  std::string key;
+  if (ScalarText(Member(port, "name"), &key)) return key;
+  if (ScalarText(Member(port, "targetPort"), &key)) return key;
+  ScalarText(Member(port, "port"), &key);
+  return key;
+}
+
+int PortNumber(const nlohmann::json& port) {
+  const nlohmann::json* p = Member(port, "port");
+  if (p == nullptr || !p->is_number_integer()) return 0;
+  int64_t n = p->get<int64_t>();
+  return n >= 0 && n <= 65535 ? static_cast<int>(n) : -1;  // -1: fails the node schema
+}
+
+bool Metadata(const nlohmann::json& object, std::string* ns, std::string* name) {
+  const nlohmann::json* md = Member(object, "metadata");
+  if (md == nullptr) return false;
+  *ns = StringMember(*md, "namespace");
+  *name = StringMember(*md, "name");
+  return !ns->empty() && !name->empty();
+}
+
+}  // namespace
+
+bool ReadEndpoints(const nlohmann::json& object, int weight, std::string* ns, std::string* key,
+                   KubePortNodes* nodes) {
+  std::string name;
+  if (!Metadata(object, ns, &name)) return false;
+  *key = *ns + "/" + name;
+  nodes->clear();
+  const nlohmann::json* subsets = Member(object, "subsets");
+  if (subsets == nullptr || !subsets->is_array()) return true;
+  for (const nlohmann::json& subset : *subsets) {
+    const nlohmann::json* addresses = Member(subset, "addresses");
+    const nlohmann::json* ports = Member(subset, "ports");
+    if (addresses == nullptr || !addresses->is_array() || ports == nullptr || !ports->is_array()) {
+      continue;
+    }
+    for (const nlohmann::json& port : *ports) {
+      DiscoveredNodes& list = (*nodes)[PortKey(port)];
+      int number = PortNumber(port);
+      for (const nlohmann::json& address : *addresses) {
+        list.push_back(DiscoveredNode{StringMember(address, "ip"), number, weight, 0});
+      }
+    }
+  }
+  return true;
+}
+
+bool ReadEndpointSlice(const nlohmann::json& object, int weight, std::string* ns,
+                       std::string* key, std::string* part, KubePortNodes* nodes) {
+  if (!Metadata(object, ns, part)) return false;
+  const nlohmann::json* labels = Member(*Member(object, "metadata"), "labels");
+  std::string service = labels != nullptr ? StringMember(*labels, kServiceNameLabel) : "";
+  if (service.empty()) return false;
+  *key = *ns + "/" + service;
+  nodes->clear();
+  const nlohmann::json* endpoints = Member(object, "endpoints");
+  const nlohmann::json* ports = Member(object, "ports");
+  if (endpoints == nullptr || !endpoints->is_array() || ports == nullptr || !ports->is_array()) {
+    return true;
+  }
+  for (const nlohmann::json& ep : *endpoints) {
+    const nlohmann::json* addresses = Member(ep, "addresses");
+    const nlohmann::json* conditions = Member(ep, "conditions");
+    const nlohmann::json* ready = conditions != nullptr ? Member(*conditions, "ready") : nullptr;
+    if (addresses == nullptr || !addresses->is_array() || ready == nullptr ||
+        !ready->is_boolean() || !ready->get<bool>()) {
+      continue;  // only endpoints reported ready (APISIX: conditions.ready must be true)
+    }
+    for (const nlohmann::json& port : *ports) {
+      DiscoveredNodes& list = (*nodes)[PortKey(port)];
+      int number = PortNumber(port);
+      for (const nlohmann::json& address : *addresses) {
+        if (address.is_string()) {
+          list.push_back(DiscoveredNode{address.get<std::string>(), number, weight, 0});
+        }
+      }
+    }
+  }
+  return true;
+}
+
+struct KubernetesProvider::Cluster {
+  KubernetesClusterConfig config;
+  std::vector<expr::Regex> namespace_regexes;
+  pcre2_match_data* match_data = nullptr;
+  std::unique_ptr<KubeInformer> informer;
+  // namespace/name -> part (slice name; "" for Endpoints) -> port key -> nodes.
+  std::unordered_map<std::string, std::map<std::string, KubePortNodes>> store;
+  // namespace/name -> the watched services naming it.
+  std::map<std::string, std::set<ServiceRef>> watchers;
+
+  ~Cluster() {
+    if (match_data != nullptr) pcre2_match_data_free(match_data);
+  }
+
+  // namespace_selector's match / not_match (equal / not_equal went to the API server).
+  bool Selected(const std::string& ns) const {
+    if (config.namespace_filter != NamespaceFilter::kMatch &&
+        config.namespace_filter != NamespaceFilter::kNotMatch) {
+      return true;
+    }
+    bool matched = false;
+    for (const expr::Regex& re : namespace_regexes) {
+      // ngx.re.match's first match must be the whole namespace.
+      if (re.Match(ns, match_data) >= 0) {
+        const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(match_data);
+        if (ov[0] == 0 && ov[1] == ns.size()) {
+          matched = true;
+          break;
+        }
+      }
+    }
+    return config.namespace_filter == NamespaceFilter::kMatch ? matched : !matched;
+  }
+};
+
+KubernetesProvider::KubernetesProvider(KubernetesConfig config, nlohmann::json raw)
+    : config_(std::move(config)), raw_(std::move(raw)) {}
+
+KubernetesProvider::~KubernetesProvider() = default;
+
+Status KubernetesProvider::Start(const DiscoveryEnvironment& env) {
+  sink_ = env.sink;
+  for (const KubernetesClusterConfig& cc : config_.clusters) {
+    auto c = std::make_unique<Cluster>();
+    c->config = cc;
+    uint32_t groups = 0;
+    for (const std::string& pattern : cc.namespace_regexes) {
+      StatusOr<expr::Regex> re = expr::Regex::Compile(pattern, false);
+      if (!re.ok()) return re.status();  // validated by the config already
+      groups = std::max(groups, re.value().capture_count());
+      c->namespace_regexes.push_back(std::move(re).value());
+    }
+    c->match_data = pcre2_match_data_create(groups + 1, nullptr);
+    Cluster* cluster = c.get();
+    KubeInformer::Callbacks cbs;
+    cbs.on_list = [this, cluster](std::vector<nlohmann::json> items) {
+      OnList(cluster, std::move(items));
+    };
+    cbs.on_event = [this, cluster](std::string_view type, const nlohmann::json& object) {
+      OnEvent(cluster, type, object);
+    };
+    c->informer = std::make_unique<KubeInformer>(cc, std::move(cbs));
+    clusters_.push_back(std::move(c));
+  }
+  for (auto& c : clusters_) c->informer->Start(env.loop);
+  return Status::Ok();
+}
+
+void KubernetesProvider::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (auto& c : clusters_) c->informer->Stop();
+  watched_.clear();
+}
+
+bool KubernetesProvider::ready() const {
+  for (const auto& c : clusters_) {
+    if (!c->informer->listed()) return false;
+  }
+  return true;
+}
+
+const KubeInformer& KubernetesProvider::informer(size_t cluster) const {
+  return *clusters_.at(cluster)->informer;
+}
+
+size_t KubernetesProvider::objects(size_t cluster) const {
+  return clusters_.at(cluster)->store.size();
+}
+
+KubernetesProvider::Target KubernetesProvider::Resolve(const ServiceRef& service) const {
+  // APISIX's patterns: ^(.*):(.*)$ (namespace/name:port), and ^(.*)/(.*/.*):(.*)$ with an id
+  // first; both split at the last ':', the id before the second-to-last '/'.
+  Target t;
+  const std::string& sn = service.service_name;
+  size_t colon = sn.rfind(':');
+  if (colon == std::string::npos) return t;
+  std::string key = sn.substr(0, colon);
+  t.port = sn.substr(colon + 1);
+  Cluster* cluster = nullptr;
+  if (!config_.multi) {
+    cluster = clusters_.front().get();
+  } else {
+    size_t last = key.rfind('/');
+    size_t split = last == std::string::npos || last == 0 ? std::string::npos
+                                                          : key.rfind('/', last - 1);
+    if (split == std::string::npos) return t;
+    std::string id = key.substr(0, split);
+    key = key.substr(split + 1);
+    for (const auto& c : clusters_) {
+      if (c->config.id == id) cluster = c.get();
+    }
+    if (cluster == nullptr) return t;
+  }
+  t.cluster = cluster;
+  t.key = std::move(key);
+  return t;
+}
+
+void KubernetesProvider::Watch(const ServiceRef& service) {
+  if (stopped_ || watched_.count(service) != 0) return;
+  Target t = Resolve(service);
+  watched_.emplace(service, t);
+  if (t.cluster == nullptr) {
+    spdlog::error(
+        "discovery kubernetes: service_name \"{}\" is not {}; no nodes", service.service_name,
+        config_.multi ? "<id>/<namespace>/<name>:<port> with a configured id"
+                      : "<namespace>/<name>:<port>");
+    sink_->Publish(service, std::make_shared<const DiscoveredNodes>());
+    return;
+  }
+  t.cluster->watchers[t.key].insert(service);
+  Publish(service, t);
+}
+
+void KubernetesProvider::Unwatch(const ServiceRef& service) {
+  auto it = watched_.find(service);
+  if (it == watched_.end()) return;
+  if (Cluster* c = it->second.cluster; c != nullptr) {
+    auto w = c->watchers.find(it->second.key);
+    if (w != c->watchers.end()) {
+      w->second.erase(service);
+      if (w->second.empty()) c->watchers.erase(w);
+    }
+  }
+  watched_.erase(it);
+}
+
+void KubernetesProvider::Publish(const ServiceRef& ref, const Target& t) {
+  if (!t.cluster->informer->listed()) return;  // nothing known yet: publish nothing
+  auto nodes = std::make_shared<DiscoveredNodes>();
+  auto entry = t.cluster->store.find(t.key);
+  if (entry != t.cluster->store.end()) {
+    for (const auto& [part, ports] : entry->second) {
+      auto p = ports.find(t.port);
+      if (p != ports.end()) nodes->insert(nodes->end(), p->second.begin(), p->second.end());
+    }
+  }
+  std::sort(nodes->begin(), nodes->end(), [](const DiscoveredNode& a, const DiscoveredNode& b) {
+    return a.host != b.host ? a.host < b.host : a.port < b.port;
+  });
+  sink_->Publish(ref, std::move(nodes));  // the Directory drops an equal list
+}
+
+void KubernetesProvider::PublishKey(Cluster* c, const std::string& key) {
+  auto w = c->watchers.find(key);
+  if (w == c->watchers.end()) return;
+  for (const ServiceRef& ref : w->second) {
+    auto it = watched_.find(ref);
+    if (it != watched_.end()) Publish(ref, it->second);
+  }
+}
+
+bool KubernetesProvider::Apply(Cluster* c, const nlohmann::json& object, bool deleted,
+                               std::string* key) {
+  std::string ns, part;
+  KubePortNodes nodes;
+  int weight = c->config.default_weight;
+  bool ok = c->config.watch_endpoint_slices
+                ? ReadEndpointSlice(object, weight, &ns, key, &part, &nodes)
+                : ReadEndpoints(object, weight, &ns, key, &nodes);
+  if (!ok) {
+    spdlog::warn("discovery kubernetes: skipping an object without {}",
+                 c->config.watch_endpoint_slices
+                     ? "metadata.namespace, metadata.name or its kubernetes.io/service-name label"
+                     : "metadata.namespace or metadata.name");
+    return false;
+  }
+  if (!c->Selected(ns)) return false;
+  if (deleted) {
+    auto it = c->store.find(*key);
+    if (it != c->store.end()) {
+      it->second.erase(part);
+      if (it->second.empty()) c->store.erase(it);
+    }
+  } else {
+    c->store[*key][part] = std::move(nodes);
+  }
+  return true;
+}
+
+void KubernetesProvider::OnList(Cluster* c, std::vector<nlohmann::json> items) {
+  if (stopped_) return;
+  c->store.clear();
+  std::string key;
+  for (const nlohmann::json& item : items) Apply(c, item, false, &key);
+  for (const auto& [k, refs] : c->watchers) {
+    for (const ServiceRef& ref : refs) {
+      auto it = watched_.find(ref);
+      if (it != watched_.end()) Publish(ref, it->second);
+    }
+  }
+}
+
+void KubernetesProvider::OnEvent(Cluster* c, std::string_view type, const nlohmann::json& object) {
+  if (stopped_) return;
+  std::string key;
+  if (Apply(c, object, type == "DELETED", &key)) PublishKey(c, key);
+}
+
+nlohmann::json KubernetesProvider::Dump() const {
+  nlohmann::json eps = nlohmann::json::array();
+  for (const auto& c : clusters_) {
+    nlohmann::json list = nlohmann::json::array();
+    std::vector<std::string> keys;
+    for (const auto& [k, parts] : c->store) keys.push_back(k);
+    std::sort(keys.begin(), keys.end());
+    for (const std::string& k : keys) {
+      nlohmann::json value = nlohmann::json::object();
+      for (const auto& [part, ports] : c->store.at(k)) {
+        for (const auto& [port, nodes] : ports) {
+          nlohmann::json& arr = value[port];
+          if (arr.is_null()) arr = nlohmann::json::array();
+          for (const DiscoveredNode& n : nodes) {
+            arr.push_back({{"host", n.host}, {"port", n.port}, {"weight", n.weight}});
+          }
+        }
+      }
+      list.push_back({{"name", k}, {"value", value.dump()}});
+    }
+    nlohmann::json one = {{"endpoints", std::move(list)}};
+    if (config_.multi) one["id"] = c->config.id;
+    eps.push_back(std::move(one));
+  }
+  return {{"config", raw_}, {"endpoints", std::move(eps)}};
+}
+
+StatusOr<std::unique_ptr<DiscoveryProvider>> KubernetesProviderFactory::Create(
+    const nlohmann::json& conf) const {
+  StatusOr<KubernetesConfig> c = ParseKubernetesConfig(conf);
+  if (!c.ok()) return c.status();
+  return std::unique_ptr<DiscoveryProvider>(
+      std::make_unique<KubernetesProvider>(std::move(c).value(), conf));
+}
+
+}  // namespace turnpike::discovery

@@ -177,7 +177,7 @@ Status ParseClient(const nlohmann::json& conf, bool multi, const std::string& at
   if (has_token) {  // get_apiserver() prefers the token
     StatusOr<std::string> t = ReadEnv(token);
     if (!t.ok()) return Status::Error(at + "client.token: " + t.status().message());
-    c->token = std::string(base::TrimWhitespace(t.value()));
+    c->token = TrimToken(t.value());
   } else {
     StatusOr<std::string> f = ReadEnv(token_file);
     if (!f.ok()) return Status::Error(at + "client.token_file: " + f.status().message());
@@ -199,7 +199,8 @@ Status ParseNamespaceSelector(const nlohmann::json& ns, const std::string& at,
     std::string_view k(key);
     if (k == "equal" || k == "not_equal") {
       if (!it->is_string() || !IsNamespaceName(it->get<std::string>())) {
-        return Status::Error(kat + ": must be a namespace name (^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$)");
+        return Status::Error(kat +
+                             ": must be a namespace name (^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$)");
       }
       c->namespace_filter = k == "equal" ? NamespaceFilter::kEqual : NamespaceFilter::kNotEqual;
       c->namespace_value = it->get<std::string>();
@@ -231,9 +232,14 @@ StatusOr<KubernetesClusterConfig> ParseCluster(const nlohmann::json& conf, bool 
                                                const std::string& at) {
   KubernetesClusterConfig c;
   if (!conf.is_object()) return Status::Error((at.empty() ? "" : at) + "must be an object");
-  static const std::set<std::string> kKnown = {
-      "id",           "service",        "client",      "namespace_selector",
-      "label_selector", "default_weight", "shared_size", "watch_endpoint_slices"};
+  static const std::set<std::string> kKnown = {"id",
+                                               "service",
+                                               "client",
+                                               "namespace_selector",
+                                               "label_selector",
+                                               "default_weight",
+                                               "shared_size",
+                                               "watch_endpoint_slices"};
   for (const auto& [key, v] : conf.items()) {
     if (kKnown.count(key) == 0) {
       spdlog::warn("discovery.kubernetes.{}{}: unknown key, ignored", at, key);
@@ -278,6 +284,12 @@ StatusOr<KubernetesClusterConfig> ParseCluster(const nlohmann::json& conf, bool 
 }
 
 }  // namespace
+
+std::string TrimToken(std::string_view token) {
+  size_t b = token.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return "";
+  return std::string(token.substr(b, token.find_last_not_of(" \t\r\n") - b + 1));
+}
 
 StatusOr<KubernetesConfig> ParseKubernetesConfig(const nlohmann::json& conf) {
   KubernetesConfig out;

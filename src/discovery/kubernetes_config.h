@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "turnpike/status.h"
@@ -49,7 +50,7 @@ struct KubernetesClusterConfig {
   std::string token;       // set, or token_file is
   std::string token_file;  // read before each request
   NamespaceFilter namespace_filter = NamespaceFilter::kNone;
-  std::string namespace_value;                // kEqual / kNotEqual
+  std::string namespace_value;                 // kEqual / kNotEqual
   std::vector<std::string> namespace_regexes;  // kMatch / kNotMatch (validated PCRE2)
   std::string label_selector;
   int default_weight = 50;
@@ -68,6 +69,9 @@ struct KubernetesConfig {
   bool multi = false;  // the list form: service names are `<id>/<namespace>/<name>:<port>`
   std::vector<KubernetesClusterConfig> clusters;
 };
+
+// A token as APISIX's util.trim leaves it: without whitespace (spaces, tabs, CR, LF) around.
+std::string TrimToken(std::string_view token);
 
 // Validates `discovery.kubernetes` and reads its ${ENV} references.
 StatusOr<KubernetesConfig> ParseKubernetesConfig(const nlohmann::json& conf);

@@ -1,8 +1,7 @@
 #include "discovery/kubernetes_informer.h"
 
-#include <spdlog/spdlog.h>
-
 #include <arpa/inet.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
@@ -137,9 +136,7 @@ const char* KubeInformer::state() const {
   return "?";
 }
 
-void KubeInformer::Arm(uint64_t ms) {
-  uv_timer_start(timer_, &KubeInformer::OnTimer, ms, 0);
-}
+void KubeInformer::Arm(uint64_t ms) { uv_timer_start(timer_, &KubeInformer::OnTimer, ms, 0); }
 
 void KubeInformer::OnTimer(uv_timer_t* t) {
   auto* self = static_cast<KubeInformer*>(t->data);
@@ -153,8 +150,8 @@ void KubeInformer::OnTimer(uv_timer_t* t) {
 void KubeInformer::Fail(Step retry, const std::string& why) {
   ++stats_.failures;
   request_.Cancel();
-  backoff_ms_ = backoff_ms_ == 0 ? config_.retry_min_ms
-                                 : std::min(backoff_ms_ * 2, config_.retry_max_ms);
+  backoff_ms_ =
+      backoff_ms_ == 0 ? config_.retry_min_ms : std::min(backoff_ms_ * 2, config_.retry_max_ms);
   if (!failing_) {
     spdlog::error("{}: {}; retrying every {} ms at most, keeping the nodes known so far", where_,
                   why, config_.retry_max_ms);
@@ -175,7 +172,7 @@ bool KubeInformer::Prepare(http_client::Request* req) {
     if (!in) return false;
     std::ostringstream s;
     s << in.rdbuf();
-    token = std::string(base::TrimWhitespace(s.str()));
+    token = TrimToken(s.str());
   }
   req->headers.emplace_back("Authorization", "Bearer " + token);
   req->headers.emplace_back("Accept", "application/json");
@@ -259,13 +256,13 @@ void KubeInformer::OnListDone(http_client::Result r) {
     return;
   }
   if (resp.status != 200) {
-    Fail(Step::kRetryList,
-         "list: HTTP " + std::to_string(resp.status) + " " + Snippet(resp.body));
+    Fail(Step::kRetryList, "list: HTTP " + std::to_string(resp.status) + " " + Snippet(resp.body));
     return;
   }
   nlohmann::json doc = nlohmann::json::parse(resp.body, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || JsonString(doc, "kind") != list_kind_) {
-    Fail(Step::kRetryList, "list: unexpected body, not a " + list_kind_ + ": " + Snippet(resp.body));
+    Fail(Step::kRetryList,
+         "list: unexpected body, not a " + list_kind_ + ": " + Snippet(resp.body));
     return;
   }
   ++stats_.pages;
@@ -308,8 +305,8 @@ void KubeInformer::BeginWatch() {
     static thread_local std::minstd_rand rng(std::random_device{}());
     timeout_s = 1800 + std::uniform_int_distribution<int>(9, 999)(rng);
   }
-  req.target = path_ + "?watch=true&allowWatchBookmarks=true&timeoutSeconds=" +
-               std::to_string(timeout_s);
+  req.target =
+      path_ + "?watch=true&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(timeout_s);
   if (!rv_.empty()) req.target += "&resourceVersion=" + UrlEncodeComponent(rv_);
   req.target += Selectors();
   req.read_timeout = timeout_s + 120;

@@ -59,10 +59,10 @@ class KubeInformer {
     std::function<void(std::string_view type, const nlohmann::json& object)> on_event;
   };
   struct Stats {
-    uint64_t lists = 0;     // complete lists handed over
-    uint64_t pages = 0;     // list requests answered 200
-    uint64_t watches = 0;   // watch requests answered 200
-    uint64_t events = 0;    // ADDED / MODIFIED / DELETED
+    uint64_t lists = 0;    // complete lists handed over
+    uint64_t pages = 0;    // list requests answered 200
+    uint64_t watches = 0;  // watch requests answered 200
+    uint64_t events = 0;   // ADDED / MODIFIED / DELETED
     uint64_t bookmarks = 0;
     uint64_t gone = 0;      // 410s (relists)
     uint64_t failures = 0;  // failed requests (back-off)
@@ -102,9 +102,9 @@ class KubeInformer {
   void OnWatchDone(http_client::Result result);
   // false: the stream must end (the step to take next was set).
   bool HandleEvent(std::string_view line);
-  void Relist();                            // after 410
+  void Relist();                                  // after 410
   void Fail(Step retry, const std::string& why);  // back-off, then `retry`
-  bool Prepare(http_client::Request* req);  // auth header; false when the token is unreadable
+  bool Prepare(http_client::Request* req);        // auth header; false when the token is unreadable
   std::string Selectors() const;
 
   KubernetesClusterConfig config_;

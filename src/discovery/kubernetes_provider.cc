@@ -89,8 +89,8 @@ bool ReadEndpoints(const nlohmann::json& object, int weight, std::string* ns, st
   return true;
 }
 
-bool ReadEndpointSlice(const nlohmann::json& object, int weight, std::string* ns,
-                       std::string* key, std::string* part, KubePortNodes* nodes) {
+bool ReadEndpointSlice(const nlohmann::json& object, int weight, std::string* ns, std::string* key,
+                       std::string* part, KubePortNodes* nodes) {
   if (!Metadata(object, ns, part)) return false;
   const nlohmann::json* labels = Member(*Member(object, "metadata"), "labels");
   std::string service = labels != nullptr ? StringMember(*labels, kServiceNameLabel) : "";
@@ -227,8 +227,8 @@ KubernetesProvider::Target KubernetesProvider::Resolve(const ServiceRef& service
     cluster = clusters_.front().get();
   } else {
     size_t last = key.rfind('/');
-    size_t split = last == std::string::npos || last == 0 ? std::string::npos
-                                                          : key.rfind('/', last - 1);
+    size_t split =
+        last == std::string::npos || last == 0 ? std::string::npos : key.rfind('/', last - 1);
     if (split == std::string::npos) return t;
     std::string id = key.substr(0, split);
     key = key.substr(split + 1);
@@ -247,10 +247,10 @@ void KubernetesProvider::Watch(const ServiceRef& service) {
   Target t = Resolve(service);
   watched_.emplace(service, t);
   if (t.cluster == nullptr) {
-    spdlog::error(
-        "discovery kubernetes: service_name \"{}\" is not {}; no nodes", service.service_name,
-        config_.multi ? "<id>/<namespace>/<name>:<port> with a configured id"
-                      : "<namespace>/<name>:<port>");
+    spdlog::error("discovery kubernetes: service_name \"{}\" is not {}; no nodes",
+                  service.service_name,
+                  config_.multi ? "<id>/<namespace>/<name>:<port> with a configured id"
+                                : "<namespace>/<name>:<port>");
     sink_->Publish(service, std::make_shared<const DiscoveredNodes>());
     return;
   }

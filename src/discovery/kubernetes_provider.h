@@ -56,8 +56,8 @@ using KubePortNodes = std::map<std::string, DiscoveredNodes>;
 // Endpoints).
 bool ReadEndpoints(const nlohmann::json& object, int weight, std::string* ns, std::string* key,
                    KubePortNodes* nodes);
-bool ReadEndpointSlice(const nlohmann::json& object, int weight, std::string* ns,
-                       std::string* key, std::string* part, KubePortNodes* nodes);
+bool ReadEndpointSlice(const nlohmann::json& object, int weight, std::string* ns, std::string* key,
+                       std::string* part, KubePortNodes* nodes);
 
 class KubernetesProvider final : public DiscoveryProvider {
  public:

@@ -65,16 +65,17 @@ std::string Reason(int status) {
 }
 
 nlohmann::json StatusObject(int code, const std::string& reason, const std::string& message) {
-  return {{"kind", "Status"},     {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
-          {"status", "Failure"},  {"message", message}, {"reason", reason},
+  return {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
+          {"status", "Failure"}, {"message", message}, {"reason", reason},
           {"code", code}};
 }
 
 bool SendJson(int fd, int status, const nlohmann::json& body) {
   std::string text = body.dump();
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) +
-                    "\r\nContent-Type: application/json\r\nContent-Length: " +
-                    std::to_string(text.size()) + "\r\n\r\n" + text;
+  std::string out =
+      "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(text.size()) +
+      "\r\n\r\n" + text;
   return SendAll(fd, out);
 }
 
@@ -328,7 +329,8 @@ void FakeKubeApiServer::Serve(int fd) {
       size_t eol = head.find("\r\n", line);
       if (colon == std::string::npos || (eol != std::string::npos && colon > eol)) continue;
       std::string name = head.substr(line, colon - line);
-      std::string value = Trim(head.substr(colon + 1, eol == std::string::npos ? eol : eol - colon - 1));
+      std::string value =
+          Trim(head.substr(colon + 1, eol == std::string::npos ? eol : eol - colon - 1));
       std::transform(name.begin(), name.end(), name.begin(), ::tolower);
       if (name == "authorization") req.authorization = value;
       if (name == "content-length") content_length = std::stoull(value);
@@ -422,12 +424,13 @@ bool FakeKubeApiServer::ServeList(int fd, const Request& req, Kind kind, const s
   nlohmann::json body;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // continue tokens: "<compactions>/<offset>", expired by a later Compact().
     std::string cont = req.Arg("continue");
     if (!cont.empty()) {
       size_t slash = cont.find('/');
-      int64_t rv = std::stoll(cont.substr(0, slash));
+      uint64_t gen = std::stoull(cont.substr(0, slash));
       offset = std::stoul(cont.substr(slash + 1));
-      if (rv < compacted_rv_) {
+      if (gen != compactions_) {
         seen_[index].status = 410;
         return SendJson(fd, 410,
                         StatusObject(410, "Expired",
@@ -449,7 +452,7 @@ bool FakeKubeApiServer::ServeList(int fd, const Request& req, Kind kind, const s
     size_t end = limit == 0 ? items.size() : std::min(items.size(), offset + limit);
     for (size_t i = offset; i < end; ++i) body["items"].push_back(*items[i]);
     if (end < items.size()) {
-      body["metadata"]["continue"] = std::to_string(rv_) + "/" + std::to_string(end);
+      body["metadata"]["continue"] = std::to_string(compactions_) + "/" + std::to_string(end);
       body["metadata"]["remainingItemCount"] = items.size() - end;
     }
     ++lists_;
@@ -482,8 +485,8 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
   } else {
     int64_t from = std::stoll(rv_arg);
     if (from < compacted_rv_) {
-      std::string msg = "too old resource version: " + rv_arg + " (" +
-                        std::to_string(compacted_rv_) + ")";
+      std::string msg =
+          "too old resource version: " + rv_arg + " (" + std::to_string(compacted_rv_) + ")";
       if (options_.gone_as_http_status) {
         seen_[index].status = 410;
         lock.unlock();
@@ -533,14 +536,14 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
     }
     if (send_bookmark) {
       last_bookmark = now;
-      out.push_back(nlohmann::json{{"type", "BOOKMARK"},
-                                   {"object",
-                                    {{"kind", KindName(kind)},
-                                     {"apiVersion", kind == Kind::kEndpoints ? "v1"
-                                                                             : "discovery.k8s.io/v1"},
-                                     {"metadata", {{"resourceVersion", std::to_string(rv_)}}}}}}
-                        .dump() +
-                    "\n");
+      out.push_back(
+          nlohmann::json{{"type", "BOOKMARK"},
+                         {"object",
+                          {{"kind", KindName(kind)},
+                           {"apiVersion", kind == Kind::kEndpoints ? "v1" : "discovery.k8s.io/v1"},
+                           {"metadata", {{"resourceVersion", std::to_string(rv_)}}}}}}
+              .dump() +
+          "\n");
     }
     bool expired = expire != expire_gen_;
     bool ended = end != end_gen_ || now >= deadline;
@@ -548,11 +551,11 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
       lock.unlock();
       for (const std::string& e : out) ok = ok && SendChunk(fd, e);
       if (ok && expired) {
-        ok = SendChunk(fd, nlohmann::json{{"type", "ERROR"},
-                                          {"object", StatusObject(410, "Expired",
-                                                                  "too old resource version")}}
-                                   .dump() +
-                               "\n");
+        ok = SendChunk(
+            fd, nlohmann::json{{"type", "ERROR"},
+                               {"object", StatusObject(410, "Expired", "too old resource version")}}
+                        .dump() +
+                    "\n");
       }
       lock.lock();
       if (expired || ended) {
@@ -601,6 +604,7 @@ int64_t FakeKubeApiServer::Delete(Kind kind, const std::string& ns, const std::s
 void FakeKubeApiServer::Compact() {
   std::lock_guard<std::mutex> lock(mu_);
   compacted_rv_ = rv_;
+  ++compactions_;
   history_.clear();
 }
 

@@ -91,9 +91,9 @@ class FakeKubeApiServer {
 
   int64_t resource_version() const;
   std::vector<Seen> requests() const;
-  int lists() const;          // list requests answered 200
-  int watches() const;        // watch requests answered 200
-  int open_watches() const;   // watch streams open now
+  int lists() const;         // list requests answered 200
+  int watches() const;       // watch requests answered 200
+  int open_watches() const;  // watch streams open now
   // Polls until open_watches() >= n.
   bool WaitForOpenWatches(int n, std::chrono::milliseconds timeout) const;
 
@@ -148,6 +148,7 @@ class FakeKubeApiServer {
   std::condition_variable cv_;
   int64_t rv_ = 100;
   int64_t compacted_rv_ = 0;
+  uint64_t compactions_ = 0;
   std::map<std::pair<Kind, std::string>, nlohmann::json> objects_;  // (kind, ns/name)
   std::vector<Event> history_;
   uint64_t expire_gen_ = 0, end_gen_ = 0, bookmark_gen_ = 0;

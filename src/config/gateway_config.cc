@@ -246,6 +246,23 @@ void ParseRealIpFrom(const Field& f, Diagnostics& d, std::vector<std::string>* o
   *out = std::move(list);
 }
 
+// config.yaml's `discovery`: as plugin_attr ({name: object}, null an empty object), except
+// that a provider's section may also be a list (kubernetes' multi-cluster form). Each
+// provider's factory validates its own.
+std::vector<std::pair<std::string, nlohmann::json>> ReadDiscovery(const Field& f, Diagnostics& d) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  if (!ExpectMap(f, d)) return out;
+  for (const Field& x : MapEntries(f.value, f.path, d)) {
+    if (x.value.IsNull()) {
+      out.emplace_back(x.key, nlohmann::json::object());
+      continue;
+    }
+    if (!x.value.IsSequence() && !ExpectMap(x, d)) continue;
+    if (std::optional<nlohmann::json> v = ReadJson(x, d)) out.emplace_back(x.key, std::move(*v));
+  }
+  return out;
+}
+
 std::string JoinPath(const std::string& dir, const std::string& path) {
   if (dir.empty() || (!path.empty() && path.front() == '/')) return path;
   return dir.back() == '/' ? dir + path : dir + "/" + path;
@@ -421,8 +438,7 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
          cfg.plugins_loc = d.Loc(x.key_node);
        }},
       {"plugin_attr", [&](const Field& x) { cfg.plugin_attr = ReadPluginAttr(x, d); }},
-      // Same shape as plugin_attr: {name: object}; each provider's factory validates its own.
-      {"discovery", [&](const Field& x) { cfg.discovery = ReadPluginAttr(x, d); }},
+      {"discovery", [&](const Field& x) { cfg.discovery = ReadDiscovery(x, d); }},
   };
   if (!root.IsNull()) Dispatch(Field{"", root, root, ""}, d, top);
 

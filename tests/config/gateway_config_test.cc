@@ -408,5 +408,23 @@ TEST_F(GatewayConfigTest, ClientBodyBufferSize) {
                    "size \"lots\": expected e.g. 1024, 8k, 10m, 1g"}));
 }
 
+TEST_F(GatewayConfigTest, DiscoverySectionsAreMapsOrLists) {
+  // kubernetes' multi-cluster form is a list; each provider's factory validates its section.
+  auto r = Parse(
+      "discovery:\n  dns:\n    servers: [\"127.0.0.1\"]\n  kubernetes:\n    - id: a\n"
+      "  consul:\n");
+  ASSERT_TRUE(r.value.has_value()) << Strings(r.errors)[0];
+  ASSERT_EQ(r.value->discovery.size(), 3u);
+  EXPECT_EQ(r.value->discovery[0].second, nlohmann::json::parse(R"({"servers":["127.0.0.1"]})"));
+  EXPECT_EQ(r.value->discovery[1].second, nlohmann::json::parse(R"([{"id":"a"}])"));
+  EXPECT_EQ(r.value->discovery[2].second, nlohmann::json::object());
+  auto bad = Parse("discovery:\n  dns: 1\n");
+  EXPECT_FALSE(bad.value.has_value());
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_NE(Strings(bad.errors)[0].find("discovery.dns: wrong type: expected map"),
+            std::string::npos)
+      << Strings(bad.errors)[0];
+}
+
 }  // namespace
 }  // namespace turnpike::config

@@ -255,5 +255,26 @@ TEST_F(FakeKubeApiServerTest, KeepsTheConnectionAlive) {
   }
 }
 
+TEST_F(FakeKubeApiServerTest, WatchAppliesTheLabelSelectorToEvents) {
+  Seed();
+  std::thread changer([&] {
+    ASSERT_TRUE(api_.WaitForOpenWatches(1, std::chrono::seconds(5)));
+    api_.Apply(Kind::kEndpoints,
+               FakeKubeApiServer::Endpoints("prod", "web", {"10.0.1.2"}, {{"http", 80}}, {},
+                                            {{"app", "web"}}));
+    api_.Apply(Kind::kEndpoints, FakeKubeApiServer::Endpoints("default", "db", {"10.0.0.3"},
+                                                              {{"http", 80}}, {}, {{"app", "db"}}));
+  });
+  HttpResponse r = KubeGet(
+      api_,
+      "/api/v1/endpoints?watch=true&timeoutSeconds=1&labelSelector=app%3Dweb&resourceVersion=" +
+          std::to_string(api_.resource_version()));
+  changer.join();
+  std::vector<nlohmann::json> events = Events(r.body);
+  ASSERT_EQ(events.size(), 1u) << r.body;
+  EXPECT_EQ(events[0]["type"], "MODIFIED");
+  EXPECT_EQ(events[0]["object"]["metadata"]["namespace"], "prod");
+}
+
 }  // namespace
 }  // namespace turnpike::testing

@@ -1,0 +1,250 @@
+// Upstreams discovered from Kubernetes (apisix-behaviour.md §3.5, §5.5) through the daemon:
+// config.yaml's `discovery.kubernetes` points at the FAKE Kubernetes API server of
+// tests/support (fake_kube_apiserver.h; the real one cannot be installed here), whose
+// Endpoints name the test's backends. Nodes served once the first list is in (/status/ready
+// waits for it), endpoints added and removed under the watch picked up promptly, 410 Gone
+// answered by a relist, the API server down (the last nodes keep serving) and back,
+// namespace and label selectors, several clusters, and config errors that stop the daemon.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "integration/itest.h"
+#include "support/fake_kube_apiserver.h"
+
+namespace turnpike::itest {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeKubeApiServer;
+using Kind = FakeKubeApiServer::Kind;
+
+class DiscoveryKubernetesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    a_ = StartBackend(kBackendBin, "A");
+    b_ = StartBackend(kBackendBin, "B");
+  }
+  static void TearDownTestSuite() {
+    a_.reset();
+    b_.reset();
+  }
+  void SetUp() override {
+    ASSERT_NE(a_, nullptr);
+    ASSERT_NE(b_, nullptr);
+    ASSERT_TRUE(api_.Start());
+  }
+
+  // Endpoints `ns`/`name` with 127.0.0.1 on the ports of `backends` (a subset each), under
+  // the port name "http".
+  static nlohmann::json Endpoints(const std::string& ns, const std::string& name,
+                                  std::initializer_list<const Backend*> backends,
+                                  const std::map<std::string, std::string>& labels = {}) {
+    nlohmann::json obj = FakeKubeApiServer::Endpoints(ns, name, {}, {}, {}, labels);
+    obj["subsets"] = nlohmann::json::array();
+    for (const Backend* b : backends) {
+      obj["subsets"].push_back({{"addresses", {{{"ip", "127.0.0.1"}}}},
+                                {"ports", {{{"name", "http"}, {"port", b->port()}}}}});
+    }
+    return obj;
+  }
+
+  static std::string Routes(const std::string& prefix = "") {
+    return Fill(R"(
+routes:
+  - uri: /status/*
+    upstream:
+      discovery_type: kubernetes
+      service_name: "{P}default/web:http"
+  - uri: /prod/*
+    upstream:
+      discovery_type: kubernetes
+      service_name: "{P}prod/web:http"
+  - uri: /hello
+    upstream_id: db
+upstreams:
+  - id: db
+    discovery_type: kubernetes
+    service_name: "{P}default/db:http"
+#END
+)",
+                {{"P", prefix}});
+  }
+
+  static std::string Cluster(const FakeKubeApiServer& api, const std::string& indent = "    ") {
+    return indent + "service:\n" + indent + "  schema: http\n" + indent +
+           "  host: \"127.0.0.1\"\n" + indent + "  port: \"" + std::to_string(api.port()) + "\"\n" +
+           indent + "client:\n" + indent + "  token: fake-token\n";
+  }
+
+  TurnpikeOptions Options(const std::string& discovery) {
+    status_port_ = FreePort();
+    TurnpikeOptions options;
+    options.worker_processes = 1;  // one round robin: exact spreads
+    options.apisix_extra =
+        "  status:\n    ip: 127.0.0.1\n    port: " + std::to_string(status_port_) + "\n";
+    options.top_extra = "discovery:\n  kubernetes:\n" + discovery;
+    return options;
+  }
+
+  bool Ready() { return Get(status_port_, "/status/ready").status == 200; }
+  void StartReady(const std::string& routes, const std::string& discovery) {
+    ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, routes, Options(discovery)));
+    ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
+    ASSERT_TRUE(PollUntil([&] { return Ready(); }, seconds(10)))
+        << Get(status_port_, "/status/ready").DebugString();
+  }
+
+  // Which backends answered `n` requests to `path` (all must be 200).
+  std::map<std::string, int> Spread(const std::string& path, int n) {
+    std::map<std::string, int> seen;
+    for (int i = 0; i < n; ++i) {
+      HttpResponse r = Get(gw_.port(), path);
+      EXPECT_EQ(r.status, 200) << path << " request " << i << "\n" << r.DebugString();
+      ++seen[BackendOf(r)];
+    }
+    return seen;
+  }
+  // Polls until `n` requests to `path` spread exactly as `want`; how long it took.
+  std::optional<milliseconds> Until(const std::string& path, const std::map<std::string, int>& want,
+                                    int n, seconds limit = seconds(10)) {
+    auto start = std::chrono::steady_clock::now();
+    bool ok = PollUntil(
+        [&] {
+          std::map<std::string, int> seen;
+          for (int i = 0; i < n; ++i) {
+            HttpResponse r = Get(gw_.port(), path);
+            if (r.status != 200) return false;
+            ++seen[BackendOf(r)];
+          }
+          return seen == want;
+        },
+        limit);
+    if (!ok) return std::nullopt;
+    return std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
+  }
+
+  static inline std::unique_ptr<Backend> a_;
+  static inline std::unique_ptr<Backend> b_;
+  FakeKubeApiServer api_;
+  Turnpike gw_{kTurnpikeBin};
+  int status_port_ = 0;
+};
+
+TEST_F(DiscoveryKubernetesTest, ServesTheEndpointsAndFollowsTheWatchPromptly) {
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get(), b_.get()}));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(), Cluster(api_)));
+  EXPECT_EQ(Spread("/status/200", 10), (std::map<std::string, int>{{"A", 5}, {"B", 5}}));
+  // No Endpoints object: no nodes, 503 as APISIX.
+  HttpResponse none = Get(gw_.port(), "/hello");
+  EXPECT_EQ(none.status, 503) << none.DebugString();
+  ExpectJsonError(none);
+  // Removed from the endpoints, added back, the object created and deleted: each change comes
+  // through the open watch (one list in all) and reaches the workers within a second.
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {b_.get()}));
+  std::optional<milliseconds> took = Until("/status/200", {{"B", 4}}, 4);
+  ASSERT_TRUE(took.has_value());
+  EXPECT_LT(*took, milliseconds(1000));
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get(), b_.get()}));
+  ASSERT_TRUE(Until("/status/200", {{"A", 2}, {"B", 2}}, 4).has_value());
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "db", {a_.get()}));
+  ASSERT_TRUE(Until("/hello", {{"A", 1}}, 1).has_value());
+  api_.Delete(Kind::kEndpoints, "default", "db");
+  ASSERT_TRUE(PollUntil([&] { return Get(gw_.port(), "/hello").status == 503; }, seconds(5)));
+  EXPECT_EQ(api_.lists(), 1);
+}
+
+TEST_F(DiscoveryKubernetesTest, ReadyWaitsForTheFirstList) {
+  api_.set_token("not-yet");  // every request is 401 at first
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get()}));
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(), Options(Cluster(api_))));
+  ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
+  std::this_thread::sleep_for(milliseconds(500));
+  HttpResponse waiting = Get(status_port_, "/status/ready");
+  EXPECT_EQ(waiting.status, 503) << waiting.DebugString();
+  EXPECT_EQ(Get(gw_.port(), "/status/200").status, 503);
+  api_.set_token("fake-token");
+  ASSERT_TRUE(PollUntil([&] { return Ready(); }, seconds(10)));
+  EXPECT_EQ(Spread("/status/200", 2), (std::map<std::string, int>{{"A", 2}}));
+  EXPECT_NE(gw_.Stderr().find("list: HTTP 401"), std::string::npos) << gw_.Stderr();
+}
+
+TEST_F(DiscoveryKubernetesTest, GoneRelistsAndAnApiServerDownKeepsTheLastNodes) {
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get(), b_.get()}));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(), Cluster(api_)));
+  ASSERT_TRUE(api_.WaitForOpenWatches(1, seconds(5)));
+  // 410 in the watch stream: listed again, still serving.
+  api_.ExpireWatches();
+  ASSERT_TRUE(PollUntil([&] { return api_.lists() == 2 && api_.open_watches() == 1; }, seconds(5)));
+  EXPECT_EQ(Spread("/status/200", 4).size(), 2u);
+  // The API server goes away: the last nodes keep serving.
+  api_.Stop();
+  auto until = std::chrono::steady_clock::now() + milliseconds(1500);
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(Spread("/status/200", 2), (std::map<std::string, int>{{"A", 1}, {"B", 1}}));
+  }
+  // It comes back having changed and compacted meanwhile: the re-watch is 410 Gone, the
+  // relist brings the change.
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get()}));
+  api_.Compact();
+  ASSERT_TRUE(api_.Start());
+  ASSERT_TRUE(Until("/status/200", {{"A", 4}}, 4, seconds(15)).has_value());
+  EXPECT_EQ(api_.lists(), 3);
+  EXPECT_TRUE(Ready());
+}
+
+TEST_F(DiscoveryKubernetesTest, SelectorsAndSeveralClusters) {
+  FakeKubeApiServer second;
+  ASSERT_TRUE(second.Start());
+  for (FakeKubeApiServer* api : {&api_, &second}) {
+    const Backend* b = api == &api_ ? a_.get() : b_.get();
+    api->Apply(Kind::kEndpoints, Endpoints("default", "web", {b}, {{"app", "web"}}));
+    api->Apply(Kind::kEndpoints, Endpoints("prod", "web", {b}, {{"app", "web"}}));
+    api->Apply(Kind::kEndpoints, Endpoints("default", "db", {b}, {{"app", "db"}}));
+  }
+  // Cluster "one" only sees namespace default (fieldSelector); cluster "two" only app=web.
+  std::string discovery = "  - id: one\n" + Cluster(api_, "    ") +
+                          "    namespace_selector:\n      equal: default\n" + "  - id: two\n" +
+                          Cluster(second, "    ") + "    label_selector: app=web\n";
+  std::string routes = Routes("one/");
+  routes.insert(routes.find("upstreams:"),
+                "  - uri: /echo\n    upstream: {discovery_type: kubernetes, service_name: "
+                "\"two/prod/web:http\"}\n"
+                "  - uri: /twodb\n    upstream: {discovery_type: kubernetes, service_name: "
+                "\"two/default/db:http\"}\n");
+  ASSERT_NO_FATAL_FAILURE(StartReady(routes, discovery));
+  EXPECT_EQ(Spread("/status/200", 2), (std::map<std::string, int>{{"A", 2}}));
+  EXPECT_EQ(BackendOf(Get(gw_.port(), "/hello")), "A");
+  EXPECT_EQ(Get(gw_.port(), "/prod/x").status, 503) << "namespace prod is not selected";
+  EXPECT_EQ(BackendOf(Get(gw_.port(), "/echo")), "B");
+  EXPECT_EQ(Get(gw_.port(), "/twodb").status, 503) << "app=db is not selected";
+  second.Apply(Kind::kEndpoints, Endpoints("prod", "web", {a_.get()}, {{"app", "web"}}));
+  ASSERT_TRUE(Until("/echo", {{"A", 2}}, 2).has_value());
+}
+
+TEST_F(DiscoveryKubernetesTest, BadSectionsStopTheDaemon) {
+  struct Case {
+    std::string section;
+    std::string message;
+  };
+  for (const Case& c : {
+           Case{"    client:\n      token: t\n",
+                "discovery.kubernetes: service.schema: https is not supported yet"},
+           Case{"    service:\n      schema: http\n      host: h\n      port: \"0\"\n",
+                "discovery.kubernetes: service.port: invalid port value: 0"},
+           Case{"    - id: a\n      client:\n        token: t\n",
+                "discovery.kubernetes: [0].service: is required"},
+       }) {
+    SCOPED_TRACE(c.section);
+    Turnpike gw(kTurnpikeBin);
+    EXPECT_FALSE(gw.Start(Routes(), Options(c.section)));
+    EXPECT_NE(gw.Stderr().find(c.message), std::string::npos) << gw.Stderr();
+  }
+}
+
+}  // namespace
+}  // namespace turnpike::itest

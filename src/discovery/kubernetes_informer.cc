@@ -18,6 +18,8 @@ namespace {
 // A watch stream line longer than this is not an event we can use: fail the watch.
 constexpr size_t kMaxEventBytes = 64u << 20;
 constexpr uint64_t kMaxListBytes = 256u << 20;  // one list page
+// A watch that ends (or a 410 that follows another) sooner than this waits retry_min_ms.
+constexpr uint64_t kQuickMs = 1000;
 
 std::string JsonString(const nlohmann::json& obj, const char* key) {
   if (!obj.is_object()) return "";
@@ -295,6 +297,7 @@ void KubeInformer::BeginWatch() {
   line_.clear();
   stream_ended_ = false;
   watch_status_ = 0;
+  watch_started_ms_ = uv_now(loop_);
   http_client::Request req;
   if (!Prepare(&req)) {
     Fail(Step::kRetryWatch, "cannot read client.token_file " + config_.token_file);
@@ -387,7 +390,11 @@ void KubeInformer::Relist() {
   request_.Cancel();
   rv_.clear();
   step_ = Step::kRetryList;
-  Arm(0);
+  // A server answering 410 to every fresh version would otherwise be relisted in a loop.
+  uint64_t now = uv_now(loop_);
+  bool again = last_gone_ms_ != 0 && now - last_gone_ms_ < kQuickMs;
+  last_gone_ms_ = now;
+  Arm(again ? config_.retry_min_ms : 0);
 }
 
 void KubeInformer::OnWatchDone(http_client::Result r) {
@@ -405,9 +412,10 @@ void KubeInformer::OnWatchDone(http_client::Result r) {
     Fail(Step::kRetryWatch, std::string("watch: ") + std::string(http_client::ErrorName(r.error)));
     return;
   }
-  // The server ended the watch (timeoutSeconds): watch again from where we are.
+  // The server ended the watch (timeoutSeconds): watch again from where we are, at once
+  // unless it ended so soon that watching again at once could spin.
   step_ = Step::kRetryWatch;
-  Arm(0);
+  Arm(uv_now(loop_) - watch_started_ms_ < kQuickMs ? config_.retry_min_ms : 0);
 }
 
 }  // namespace turnpike::discovery

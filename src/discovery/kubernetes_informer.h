@@ -15,9 +15,10 @@
 //
 // What happens when:
 //   - the watch ends cleanly (the server's timeoutSeconds): a new watch from the last
-//     resourceVersion, at once;
+//     resourceVersion, at once (after retry_min_ms when it lasted under a second);
 //   - 410 Gone (an ERROR event with code 410, or the HTTP status; also an expired `continue`
-//     token while listing): relist from scratch, at once;
+//     token while listing): relist from scratch, at once (after retry_min_ms when the last
+//     410 was under a second ago);
 //   - anything else fails (connect, 401/403/5xx, a read timeout, a malformed event, a closed
 //     stream): nothing is handed over (the last good view stays) and the same step (list, or
 //     watch from the last resourceVersion) is retried after a back-off of retry_min_ms,
@@ -127,6 +128,8 @@ class KubeInformer {
   std::string line_;                   // the watch stream's unfinished line
   bool stream_ended_ = false;          // the watch stream asked to stop (410 / bad event)
   int watch_status_ = 0;               // the watch answer's status once its head came
+  uint64_t watch_started_ms_ = 0;      // loop time the current watch was sent
+  uint64_t last_gone_ms_ = 0;          // loop time of the last 410
   uint64_t backoff_ms_ = 0;
   bool failing_ = false;  // logged once per failure streak
   Stats stats_;

@@ -54,6 +54,13 @@ int PortNumber(const nlohmann::json& port) {
   return n >= 0 && n <= 65535 ? static_cast<int>(n) : -1;  // -1: fails the node schema
 }
 
+// APISIX's sort_nodes_cmp: by host, then port.
+void SortNodes(DiscoveredNodes* nodes) {
+  std::sort(nodes->begin(), nodes->end(), [](const DiscoveredNode& a, const DiscoveredNode& b) {
+    return a.host != b.host ? a.host < b.host : a.port < b.port;
+  });
+}
+
 bool Metadata(const nlohmann::json& object, std::string* ns, std::string* name) {
   const nlohmann::json* md = Member(object, "metadata");
   if (md == nullptr) return false;
@@ -281,9 +288,7 @@ void KubernetesProvider::Publish(const ServiceRef& ref, const Target& t) {
       if (p != ports.end()) nodes->insert(nodes->end(), p->second.begin(), p->second.end());
     }
   }
-  std::sort(nodes->begin(), nodes->end(), [](const DiscoveredNode& a, const DiscoveredNode& b) {
-    return a.host != b.host ? a.host < b.host : a.port < b.port;
-  });
+  SortNodes(nodes.get());
   sink_->Publish(ref, std::move(nodes));  // the Directory drops an equal list
 }
 
@@ -351,14 +356,18 @@ nlohmann::json KubernetesProvider::Dump() const {
     for (const auto& [k, parts] : c->store) keys.push_back(k);
     std::sort(keys.begin(), keys.end());
     for (const std::string& k : keys) {
-      nlohmann::json value = nlohmann::json::object();
+      std::map<std::string, DiscoveredNodes> merged;  // as Publish() gives them
       for (const auto& [part, ports] : c->store.at(k)) {
         for (const auto& [port, nodes] : ports) {
-          nlohmann::json& arr = value[port];
-          if (arr.is_null()) arr = nlohmann::json::array();
-          for (const DiscoveredNode& n : nodes) {
-            arr.push_back({{"host", n.host}, {"port", n.port}, {"weight", n.weight}});
-          }
+          merged[port].insert(merged[port].end(), nodes.begin(), nodes.end());
+        }
+      }
+      nlohmann::json value = nlohmann::json::object();
+      for (auto& [port, nodes] : merged) {
+        SortNodes(&nodes);
+        nlohmann::json& arr = value[port] = nlohmann::json::array();
+        for (const DiscoveredNode& n : nodes) {
+          arr.push_back({{"host", n.host}, {"port", n.port}, {"weight", n.weight}});
         }
       }
       list.push_back({{"name", k}, {"value", value.dump()}});

@@ -2,9 +2,9 @@
 // config.yaml's `discovery.kubernetes` points at the FAKE Kubernetes API server of
 // tests/support (fake_kube_apiserver.h; the real one cannot be installed here), whose
 // Endpoints name the test's backends. Nodes served once the first list is in (/status/ready
-// waits for it), endpoints added and removed under the watch picked up promptly, 410 Gone
-// answered by a relist, the API server down (the last nodes keep serving) and back,
-// namespace and label selectors, several clusters, and config errors that stop the daemon.
+// waits for it; ${ENV} forms), endpoints added and removed under the watch picked up promptly, 410
+// Gone answered by a relist, the API server down (the last nodes keep serving) and back, namespace
+// and label selectors, several clusters, and config errors that stop the daemon.
 
 #include <chrono>
 #include <map>
@@ -158,10 +158,15 @@ TEST_F(DiscoveryKubernetesTest, ServesTheEndpointsAndFollowsTheWatchPromptly) {
   EXPECT_EQ(api_.lists(), 1);
 }
 
-TEST_F(DiscoveryKubernetesTest, ReadyWaitsForTheFirstList) {
+TEST_F(DiscoveryKubernetesTest, ReadyWaitsForTheFirstListAndEnvFormsAreRead) {
   api_.set_token("not-yet");  // every request is 401 at first
   api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get()}));
-  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(), Options(Cluster(api_))));
+  // The port and the token from the environment, in APISIX's ${NAME} form.
+  TurnpikeOptions options = Options(
+      "    service:\n      schema: http\n      host: 127.0.0.1\n"
+      "      port: ${TP_KUBE_PORT}\n    client:\n      token: ${TP_KUBE_TOKEN}\n");
+  options.env = {"TP_KUBE_PORT=" + std::to_string(api_.port()), "TP_KUBE_TOKEN=fake-token"};
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(), options));
   ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
   std::this_thread::sleep_for(milliseconds(500));
   HttpResponse waiting = Get(status_port_, "/status/ready");

@@ -447,6 +447,22 @@ TEST_F(KubernetesProviderTest, UnwatchedServicesAreNotPublished) {
   EXPECT_EQ(sink_.Count("default/web:http"), before);
 }
 
+TEST_F(KubernetesProviderTest, AHostNameIsResolvedBeforeListing) {
+  // c-ares reads /etc/hosts first; the fake listens on 127.0.0.1 only.
+  std::string hosts = testing::ReadFile("/etc/hosts");
+  if (hosts.find("127.0.0.1 localhost") == std::string::npos &&
+      hosts.find("127.0.0.1\tlocalhost") == std::string::npos) {
+    GTEST_SKIP() << "/etc/hosts does not map localhost to 127.0.0.1";
+  }
+  if (hosts.find("::1") != std::string::npos) GTEST_SKIP() << "localhost may resolve to ::1";
+  Web({"10.0.0.1"});
+  KubernetesClusterConfig c = Cluster(api_);
+  c.host = "localhost";
+  ASSERT_NO_FATAL_FAILURE(StartProvider(c));
+  ASSERT_NO_FATAL_FAILURE(WatchReady("default/web:http"));
+  EXPECT_EQ(sink_.Last("default/web:http"), Nodes({{"10.0.0.1", 8080}}));
+}
+
 TEST(KubernetesConfigTest, SingleClusterDefaultsAndEnv) {
   setenv("TP_K8S_HOST", "127.0.0.1", 1);
   setenv("TP_K8S_PORT", "6443", 1);

@@ -138,7 +138,9 @@ const char* KubeInformer::state() const {
   return "?";
 }
 
-void KubeInformer::Arm(uint64_t ms) { uv_timer_start(timer_, &KubeInformer::OnTimer, ms, 0); }
+void KubeInformer::Arm(uint64_t ms) {
+  if (timer_ != nullptr) uv_timer_start(timer_, &KubeInformer::OnTimer, ms, 0);  // not stopped
+}
 
 void KubeInformer::OnTimer(uv_timer_t* t) {
   auto* self = static_cast<KubeInformer*>(t->data);

@@ -149,6 +149,7 @@ TEST_F(DiscoveryKubernetesTest, ServesTheEndpointsAndFollowsTheWatchPromptly) {
   std::optional<milliseconds> took = Until("/status/200", {{"B", 4}}, 4);
   ASSERT_TRUE(took.has_value());
   EXPECT_LT(*took, milliseconds(1000));
+  RecordProperty("watch_change_served_ms", static_cast<int>(took->count()));
   api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get(), b_.get()}));
   ASSERT_TRUE(Until("/status/200", {{"A", 2}, {"B", 2}}, 4).has_value());
   api_.Apply(Kind::kEndpoints, Endpoints("default", "db", {a_.get()}));

@@ -232,6 +232,24 @@ TEST_F(DiscoveryKubernetesTest, SelectorsAndSeveralClusters) {
   ASSERT_TRUE(Until("/echo", {{"A", 2}}, 2).has_value());
 }
 
+TEST_F(DiscoveryKubernetesTest, AReloadNamingANewServiceIsServedFromTheInformersView) {
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get()}));
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "db", {b_.get()}));
+  std::string routes = Routes();
+  std::string without_db = routes.substr(0, routes.find("  - uri: /hello")) + "#END\n";
+  ASSERT_NO_FATAL_FAILURE(StartReady(without_db, Cluster(api_)));
+  EXPECT_EQ(Get(gw_.port(), "/hello").status, 404);
+  // default/db was never watched, but the informer holds every object: no new request to the
+  // API server is needed once the reload names it.
+  ASSERT_TRUE(gw_.RewriteRoutes(routes));
+  ASSERT_TRUE(gw_.Reload());
+  ASSERT_TRUE(PollUntil([&] { return Get(gw_.port(), "/hello").status == 200; }, seconds(10)))
+      << Get(gw_.port(), "/hello").DebugString();
+  EXPECT_EQ(BackendOf(Get(gw_.port(), "/hello")), "B");
+  EXPECT_EQ(api_.lists(), 1);
+  EXPECT_EQ(api_.watches(), 1);
+}
+
 TEST_F(DiscoveryKubernetesTest, BadSectionsStopTheDaemon) {
   struct Case {
     std::string section;

@@ -166,8 +166,10 @@ class MetricsRegistry {
 
 inline void HistogramCell::Observe(double value) const {
   if (count_ == nullptr) return;
-  // First bound >= value: `le` is inclusive.
+  // First bound >= value: `le` is inclusive. Most observations (latencies in ms, small
+  // sizes) fall in the first bucket: tested before the binary search.
   size_t lo = 0, hi = bounds_.size();
+  if (hi != 0 && value <= bounds_[0]) hi = 0;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
     if (bounds_[mid] < value) {

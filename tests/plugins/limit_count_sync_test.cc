@@ -12,6 +12,7 @@
 
 #include "plugins/limit_count/delayed_sync.h"
 #include "plugins/limit_count/limit_count.h"
+#include "plugins/limit_count/sliding_window.h"
 #include "support/fake_clock.h"
 #include "support/fake_factory_context.h"
 
@@ -245,6 +246,130 @@ TEST(SyncTableTest, WorkersOfOneProcessNeverOvershootEachOther) {
   EXPECT_EQ(admitted.load(), 999);
 }
 
+// ---------------------------------------------------------------- SyncTable, sliding
+
+constexpr int64_t kSlideMs = 10'000;
+constexpr int64_t kEnd = 20'000;  // the window [10 s, 20 s) of the wall clock
+
+TEST(SyncTableSlidingTest, AViewOfTheWindowDecidesWithTheScriptsCheck) {
+  FakeClock clock;
+  SyncTable t(1024);
+  CounterKey k = Fingerprint("/apisix/routes/1:1:", "alice");
+  int64_t now = clock.MonotonicMs();
+  // 5 s into the window (left 5 s): no view yet.
+  ASSERT_EQ(t.DecideSliding(k, 10, 1, kSlideMs, kEnd, 5'000, now).kind, Kind::kAskRedis);
+  // Redis admitted it: 1 in this window, 4 in the previous one.
+  EXPECT_FALSE(t.SettleSliding(k, 0, true, kEnd, 1, 4, 15'000, now));
+  // The previous window's share is 4 x 5/10 = 2: admitted while 2 + seen < 10.
+  SyncTable::Decision d = t.DecideSliding(k, 10, 1, kSlideMs, kEnd, 5'000, now);
+  ASSERT_EQ(d.kind, Kind::kAdmit);
+  EXPECT_TRUE(d.claimed);
+  EXPECT_EQ(d.count, 2u);
+  EXPECT_EQ(d.previous, 4u);
+  SlidingVerdict v = JudgeSliding(true, d.count, d.previous, 10, 10, 5'000);
+  EXPECT_EQ(v.remaining, 6u);  // 10 - 2 - 2
+  EXPECT_EQ(v.reset_cs, 500u);
+  for (uint64_t seen : {3u, 4u, 5u, 6u, 7u, 8u}) {
+    d = t.DecideSliding(k, 10, 1, kSlideMs, kEnd, 5'000, now);
+    ASSERT_EQ(d.kind, Kind::kAdmit);
+    EXPECT_FALSE(d.claimed);
+    EXPECT_EQ(d.count, seen);
+  }
+  d = t.DecideSliding(k, 10, 1, kSlideMs, kEnd, 5'000, now);
+  ASSERT_EQ(d.kind, Kind::kReject);  // 8 + 2 reaches 10
+  EXPECT_EQ(d.count, 8u);
+  v = JudgeSliding(false, d.count, d.previous, 10, 10, 5'000);
+  EXPECT_EQ(v.remaining, 0u);
+  EXPECT_EQ(v.reset_cs, 0u);  // 5 s - (10 - 8) / (0.4 per s): the share lets one in at once
+  // Later in the same window the share has shrunk (4 x 1/10): two more fit, not three.
+  EXPECT_EQ(t.DecideSliding(k, 10, 1, kSlideMs, kEnd, 1'000, now).kind, Kind::kAdmit);
+  EXPECT_EQ(t.DecideSliding(k, 10, 1, kSlideMs, kEnd, 1'000, now).kind, Kind::kAdmit);
+  d = t.DecideSliding(k, 10, 1, kSlideMs, kEnd, 1'000, now);
+  EXPECT_EQ(d.kind, Kind::kReject);  // the window's own count is at the limit
+  EXPECT_EQ(JudgeSliding(false, d.count, d.previous, 10, 10, 1'000).reset_cs, 100u);
+  SyncTable::View view;
+  ASSERT_TRUE(t.Peek(k, &view));
+  EXPECT_EQ(view.used, 1u);
+  EXPECT_EQ(view.previous, 4u);
+  EXPECT_EQ(view.delta, 9u);  // rejections are not counted
+  EXPECT_EQ(view.reset_at_ms, kEnd);
+}
+
+TEST(SyncTableSlidingTest, ARollOverAsksRedisAndTheDeltaCountsInTheNewWindow) {
+  FakeClock clock;
+  SyncTable t(1024);
+  CounterKey k = Fingerprint("p:", "bob");
+  int64_t now = clock.MonotonicMs();
+  ASSERT_EQ(t.DecideSliding(k, 10, 1, kSlideMs, kEnd, 1'000, now).kind, Kind::kAskRedis);
+  t.SettleSliding(k, 0, true, kEnd, 5, 0, 19'000, now);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(t.DecideSliding(k, 10, 1, kSlideMs, kEnd, 1'000, now).kind, Kind::kAdmit);
+  }
+  // The next window: the view is of the one before, so Redis decides (and reads both).
+  const int64_t next_end = kEnd + kSlideMs;
+  ASSERT_EQ(t.DecideSliding(k, 10, 1, kSlideMs, next_end, 9'000, now).kind, Kind::kAskRedis);
+  // Redis had 5 in the window that ended (the 3 local ones are not sent yet) and admitted
+  // this one as the first of the new window.
+  t.SettleSliding(k, 0, true, next_end, 1, 5, 21'000, now);
+  // The unsent 3 go to the current window's counter at the next flush: counted there.
+  SyncTable::Decision d = t.DecideSliding(k, 10, 1, kSlideMs, next_end, 9'000, now);
+  ASSERT_EQ(d.kind, Kind::kAdmit);
+  EXPECT_EQ(d.count, 5u);  // 1 + 3 unsent + this one
+  EXPECT_EQ(d.previous, 5u);
+  // 5 x 0.9 = 4.5 of the previous window and 5 of this one: one more fits (9.5 < 10), then
+  // none.
+  EXPECT_EQ(t.DecideSliding(k, 10, 1, kSlideMs, next_end, 9'000, now).kind, Kind::kAdmit);
+  EXPECT_EQ(t.DecideSliding(k, 10, 1, kSlideMs, next_end, 9'000, now).kind, Kind::kReject);
+  // An answer of the window before does not undo the newer view.
+  t.SettleSliding(k, 0, true, kEnd, 7, 0, 21'000, now);
+  SyncTable::View view;
+  ASSERT_TRUE(t.Peek(k, &view));
+  EXPECT_EQ(view.reset_at_ms, next_end);
+  EXPECT_EQ(view.used, 1u);
+  EXPECT_EQ(view.previous, 5u);
+}
+
+TEST(SyncTableSlidingTest, AFlushAnswerRefreshesTheSameWindowOnly) {
+  FakeClock clock;
+  SyncTable t(1024);
+  CounterKey k = Fingerprint("p:", "carol");
+  int64_t now = clock.MonotonicMs();
+  ASSERT_EQ(t.DecideSliding(k, 100, 1, kSlideMs, kEnd, 5'000, now).kind, Kind::kAskRedis);
+  t.SettleSliding(k, 0, true, kEnd, 1, 0, 15'000, now);
+  for (int i = 0; i < 4; ++i) t.DecideSliding(k, 100, 1, kSlideMs, kEnd, 5'000, now);
+  ASSERT_EQ(t.TakeDelta(k), 4u);
+  // Another gateway added 10 meanwhile: the flush's answer (a count only) says 15.
+  EXPECT_FALSE(t.SettleSliding(k, 4, true, kEnd, 15, -1, 15'100, now));
+  SyncTable::View view;
+  ASSERT_TRUE(t.Peek(k, &view));
+  EXPECT_EQ(view.used, 15u);
+  EXPECT_EQ(view.inflight, 0u);
+  EXPECT_EQ(view.previous, 0u);
+  // An older, smaller answer of the same window does not lower it.
+  t.SettleSliding(k, 0, true, kEnd, 2, 0, 15'200, now);
+  ASSERT_TRUE(t.Peek(k, &view));
+  EXPECT_EQ(view.used, 15u);
+  // A flush that went to the next window's counter (sent after the boundary) leaves this
+  // view alone; the next window's first request asks Redis.
+  t.DecideSliding(k, 100, 1, kSlideMs, kEnd, 5'000, now);
+  ASSERT_EQ(t.TakeDelta(k), 1u);
+  t.SettleSliding(k, 1, true, kEnd + kSlideMs, 1, -1, 20'001, now);
+  ASSERT_TRUE(t.Peek(k, &view));
+  EXPECT_EQ(view.reset_at_ms, kEnd);
+  EXPECT_EQ(view.used, 15u);
+  EXPECT_EQ(view.inflight, 0u);
+  EXPECT_EQ(t.DecideSliding(k, 100, 1, kSlideMs, kEnd + kSlideMs, 9'999, now).kind,
+            Kind::kAskRedis);
+  // A failed flush puts its delta back and hands the key to the caller.
+  t.SettleSliding(k, 0, true, kEnd + kSlideMs, 2, 16, 20'001, now);
+  t.DecideSliding(k, 100, 1, kSlideMs, kEnd + kSlideMs, 9'999, now);
+  ASSERT_EQ(t.TakeDelta(k), 1u);
+  EXPECT_TRUE(t.SettleSliding(k, 1, false, kEnd + kSlideMs, 0, -1, 20'002, now));
+  ASSERT_TRUE(t.Peek(k, &view));
+  EXPECT_EQ(view.delta, 1u);
+  EXPECT_TRUE(view.owned);
+}
+
 // ---------------------------------------------------------------- SyncWorker
 
 // A link double: records the calls, answers when the test says.
@@ -297,9 +422,9 @@ class SyncWorkerTest : public ::testing::Test {
     uv_run(&loop_, UV_RUN_NOWAIT);  // the timer's close callback
     EXPECT_EQ(uv_loop_close(&loop_), 0);
   }
-  void Make(int64_t interval_ms) {
+  void Make(int64_t interval_ms, bool sliding = false) {
     worker_ = std::make_unique<SyncWorker>(
-        &loop_, table_, std::make_unique<FakeLink>(&calls_, &down_), interval_ms, clock_);
+        &loop_, table_, std::make_unique<FakeLink>(&calls_, &down_), interval_ms, clock_, sliding);
   }
   // A key whose quota is known (1 used), then `n` local admissions by this worker.
   CounterKey Admit(const std::string& name, int n) {
@@ -405,6 +530,58 @@ TEST_F(SyncWorkerTest, AWorkerThatGoesAwaySendsWhatItOwns) {
   ASSERT_TRUE(t().Peek(a, &v));
   EXPECT_EQ(v.delta + v.inflight, 0u);
   EXPECT_FALSE(v.known);  // the next request asks Redis
+}
+
+TEST_F(SyncWorkerTest, ASlidingFlushAddsToTheCurrentWindowsCounter) {
+  Make(10'000, /*sliding=*/true);
+  // The fake wall clock is at 1,700,000,000,000 ms: with 20 s windows, window 85,000,000
+  // has just begun and ends at 1,700,000,020,000.
+  const int64_t end = 1'700'000'020'000;
+  CounterKey k = Fingerprint("p:", "dave");
+  int64_t now = clock_.MonotonicMs();
+  ASSERT_EQ(t().DecideSliding(k, 50, 1, 20'000, end, 20'000, now).kind, Kind::kAskRedis);
+  t().SettleSliding(k, 0, true, end, 1, 3, clock_.WallMs(), now);
+  for (int i = 0; i < 4; ++i) {
+    SyncTable::Decision d = t().DecideSliding(k, 50, 1, 20'000, end, 20'000, now);
+    ASSERT_EQ(d.kind, Kind::kAdmit);
+    if (d.claimed) worker_->Track(k, "plugin-limit-count:p:dave", 20);
+  }
+  clock_.Advance(1'000);
+  worker_->Flush();
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_EQ(calls_[0].key, "plugin-limit-count:p:dave.85000000.counter");
+  EXPECT_EQ(calls_[0].window_s, 40u);  // a new counter expires after two windows
+  EXPECT_EQ(calls_[0].n, 4u);
+  Answer(calls_[0], 9, 39'000);  // another gateway's 4 are in it too
+  SyncTable::View v;
+  ASSERT_TRUE(t().Peek(k, &v));
+  EXPECT_EQ(v.used, 9u);
+  EXPECT_EQ(v.previous, 3u);
+  EXPECT_EQ(v.delta + v.inflight, 0u);
+  // Admitted before the boundary, flushed after it: into the new window's counter, and the
+  // old view is left alone (the new window's first request asks Redis).
+  SyncTable::Decision d = t().DecideSliding(k, 50, 1, 20'000, end, 1'000, now);
+  ASSERT_EQ(d.kind, Kind::kAdmit);
+  ASSERT_TRUE(d.claimed);
+  worker_->Track(k, "plugin-limit-count:p:dave", 20);
+  clock_.Advance(19'500);
+  worker_->Flush();
+  ASSERT_EQ(calls_.size(), 2u);
+  EXPECT_EQ(calls_[1].key, "plugin-limit-count:p:dave.85000001.counter");
+  EXPECT_EQ(calls_[1].n, 1u);
+  Answer(calls_[1], 1, 40'000);
+  ASSERT_TRUE(t().Peek(k, &v));
+  EXPECT_EQ(v.reset_at_ms, end);
+  EXPECT_EQ(v.used, 9u);
+  EXPECT_EQ(v.inflight, 0u);
+  // A worker going away sends a sliding key's delta to the current window's counter too.
+  d = t().DecideSliding(k, 50, 1, 20'000, end, 1'000, now);
+  ASSERT_TRUE(d.claimed);
+  worker_->Track(k, "plugin-limit-count:p:dave", 20);
+  worker_.reset();
+  ASSERT_EQ(calls_.size(), 3u);
+  EXPECT_EQ(calls_[2].key, "plugin-limit-count:p:dave.85000001.counter");
+  EXPECT_EQ(calls_[2].n, 1u);
 }
 
 // ---------------------------------------------------------------- configuration

@@ -144,10 +144,19 @@ TEST_F(LimitCountTest, ValidatesLikeApisix) {
     StatusOr<PluginConstSharedPtr> p = factory_.Create(nlohmann::json::parse(conf), fctx_);
     EXPECT_TRUE(p.ok()) << conf << ": " << p.status().message();
   }
-  EXPECT_EQ(Error(R"({"count": 1, "time_window": 60, "policy": "redis", "redis_host": "hh",
-                      "window_type": "sliding", "sync_interval": 1})"),
-            "property \"sync_interval\" validation failed: delayed sync with window_type "
-            "\"sliding\" is not supported yet");
+  // Delayed sync with a sliding window, as APISIX; the interval stays below the window.
+  for (const char* policy : {R"("policy": "redis", "redis_host": "hh")",
+                             R"("policy": "redis-cluster", "redis_cluster_name": "c",
+                                "redis_cluster_nodes": ["127.0.0.1:7000"])"}) {
+    std::string conf =
+        std::string(R"({"count": 1, "time_window": 60, "window_type": "sliding", )") + policy +
+        R"(, "sync_interval": 1})";
+    StatusOr<PluginConstSharedPtr> p = factory_.Create(nlohmann::json::parse(conf), fctx_);
+    EXPECT_TRUE(p.ok()) << conf << ": " << p.status().message();
+  }
+  EXPECT_EQ(Error(R"({"count": 1, "time_window": 2, "policy": "redis", "redis_host": "hh",
+                      "window_type": "sliding", "sync_interval": 2})"),
+            "property \"sync_interval\" validation failed: must be less than time_window");
 }
 
 TEST_F(LimitCountTest, ClusterConfigKeepsItsSeedsAndCredentials) {

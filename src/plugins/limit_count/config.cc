@@ -385,14 +385,6 @@ StatusOr<Config> ParseConfig(const nlohmann::json& conf, FactoryContext& ctx) {
       break;
   }
 
-  if (c.policy != Policy::kLocal && c.window_type == WindowType::kSliding &&
-      c.sync_interval_ms > 0) {
-    // APISIX flushes a sliding window's local deltas too; Turnpike's delayed sync keeps
-    // fixed-window quotas only.
-    return schema::Property("sync_interval",
-                            "delayed sync with window_type \"sliding\" is not supported yet");
-  }
-
   // The quota headers: plugin_metadata may rename them.
   std::string limit_header = "X-RateLimit-Limit";
   std::string remaining_header = "X-RateLimit-Remaining";

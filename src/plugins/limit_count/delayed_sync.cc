@@ -8,6 +8,8 @@
 #include <charconv>
 #include <new>
 
+#include "plugins/limit_count/sliding_window.h"
+
 namespace turnpike::plugins::limit_count {
 namespace {
 
@@ -125,6 +127,72 @@ SyncTable::Decision SyncTable::Decide(CounterKey key, uint64_t count, uint64_t c
   return d;
 }
 
+SyncTable::Decision SyncTable::DecideSliding(CounterKey key, uint64_t count, uint64_t cost,
+                                             int64_t window_ms, int64_t window_end_ms,
+                                             uint64_t left_ms, int64_t now_ms) {
+  const size_t shard = ShardOf(key);
+  std::lock_guard<std::mutex> lock(shards_[shard].mu);
+  Slot* s = FindOrTake(shard, key, now_ms);
+  Decision d;
+  if (!s->known || s->reset_at_ms != window_end_ms) {
+    // No view, or one of another window (a roll-over): Redis decides and reads both counts.
+    d.kind = Decision::kAskRedis;
+    s->expires_ms = std::max(s->expires_ms, now_ms + window_ms);
+    return d;
+  }
+  const uint64_t seen = s->used + s->delta + s->inflight;
+  const uint64_t previous = std::min(s->previous, count);
+  d.previous = previous;
+  d.count = seen;
+  // The sliding script's check, on the local view (RedisStore::IncrementSliding).
+  const double share =
+      static_cast<double>(previous) * static_cast<double>(left_ms) / static_cast<double>(window_ms);
+  if (seen < count && share + static_cast<double>(seen) < static_cast<double>(count)) {
+    d.kind = Decision::kAdmit;
+    s->delta += cost;
+    d.count = seen + cost;
+    if (!s->owned) {
+      s->owned = true;
+      d.claimed = true;
+    }
+  } else {
+    d.kind = Decision::kReject;
+  }
+  return d;
+}
+
+bool SyncTable::SettleSliding(CounterKey key, uint64_t taken, bool ok, int64_t window_end_ms,
+                              int64_t count, int64_t previous, int64_t wall_ms, int64_t now_ms) {
+  const size_t shard = ShardOf(key);
+  std::lock_guard<std::mutex> lock(shards_[shard].mu);
+  Slot* s = Lookup(shard, key);
+  if (s == nullptr) return false;  // evicted meanwhile
+  s->inflight -= std::min(s->inflight, taken);
+  if (ok) {
+    const auto c = static_cast<uint64_t>(std::max<int64_t>(0, count));
+    if (s->known && s->reset_at_ms == window_end_ms) {
+      // Answers on different workers' connections race; within one window counts only grow.
+      s->used = std::max(s->used, c);
+      if (previous >= 0) s->previous = std::max(s->previous, static_cast<uint64_t>(previous));
+    } else if (previous >= 0 && (!s->known || window_end_ms > s->reset_at_ms)) {
+      s->used = c;
+      s->previous = static_cast<uint64_t>(previous);
+      s->reset_at_ms = window_end_ms;
+      s->known = true;
+    }
+    // A flush's answer of another window leaves the view alone: a request of the flush's
+    // window asks Redis for both counts.
+    s->expires_ms = std::max(s->expires_ms, now_ms + std::max<int64_t>(1, window_end_ms - wall_ms));
+    return false;
+  }
+  s->delta += taken;  // not lost: sent again with the next flush
+  if (s->delta != 0 && !s->owned) {
+    s->owned = true;
+    return true;
+  }
+  return false;
+}
+
 bool SyncTable::Settle(CounterKey key, uint64_t taken, bool ok, int64_t used, int64_t ttl_ms,
                        int64_t now_ms) {
   const size_t shard = ShardOf(key);
@@ -198,7 +266,7 @@ bool SyncTable::Peek(CounterKey key, View* out) const {
   std::lock_guard<std::mutex> lock(shards_[shard].mu);
   const Slot* s = Lookup(shard, key);
   if (s == nullptr) return false;
-  *out = {s->used, s->delta, s->inflight, s->reset_at_ms, s->known, s->owned};
+  *out = {s->used, s->delta, s->inflight, s->reset_at_ms, s->known, s->owned, s->previous};
   return true;
 }
 
@@ -206,8 +274,12 @@ bool SyncTable::Peek(CounterKey key, View* out) const {
 
 SyncWorker::SyncWorker(uv_loop_s* loop, std::shared_ptr<SyncTable> table,
                        std::unique_ptr<FixedWindowLink> link, int64_t interval_ms,
-                       const Clock& clock)
-    : table_(std::move(table)), link_(std::move(link)), interval_ms_(interval_ms), clock_(clock) {
+                       const Clock& clock, bool sliding)
+    : table_(std::move(table)),
+      link_(std::move(link)),
+      interval_ms_(interval_ms),
+      clock_(clock),
+      sliding_(sliding) {
   timer_ = new uv_timer_t;
   uv_timer_init(loop, timer_);
   timer_->data = this;
@@ -224,13 +296,25 @@ SyncWorker::~SyncWorker() {
     Entry& e = next_[i];
     uint64_t d = table_->TakeDelta(e.key);
     if (d == 0) continue;
-    link_->IncrementFixed(e.redis_key, e.window_s, d, &drop_waiter, 0);
+    Send(e, d, &drop_waiter, 0);
     table_->Abandon(e.key, d);
   }
   uv_timer_stop(timer_);
   timer_->data = nullptr;
   uv_close(reinterpret_cast<uv_handle_t*>(timer_),
            [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+}
+
+void SyncWorker::Send(Entry& e, uint64_t n, RedisLink::Waiter* waiter, uint64_t token) {
+  if (!sliding_) {
+    link_->IncrementFixed(e.redis_key, e.window_s, n, waiter, token);
+    return;
+  }
+  SlidingKeys k = MakeSlidingKeys(e.redis_key, e.window_s, clock_.WallMs(), &e.counter, &previous_);
+  e.window_end_ms = (k.window_id + 1) * static_cast<int64_t>(e.window_s * 1000);
+  // APISIX's commit: added whatever the count (these requests were admitted already), a new
+  // counter expiring after two windows; the fixed script does just that with twice the window.
+  link_->IncrementFixed(e.counter, 2 * e.window_s, n, waiter, token);
 }
 
 void SyncWorker::Arm() {
@@ -276,7 +360,7 @@ void SyncWorker::Flush() {
     if (e.sent == 0) continue;
     ++outstanding_;
     // May answer inside the call (Redis unreachable): the key goes back to next_.
-    link_->IncrementFixed(e.redis_key, e.window_s, e.sent, this, i);
+    Send(e, e.sent, this, i);
   }
 }
 
@@ -290,7 +374,10 @@ void SyncWorker::OnRedisReply(const redisReply* reply, std::string_view /*error*
   uint64_t sent = e.sent;
   e.sent = 0;
   --outstanding_;
-  if (table_->Settle(e.key, sent, ok, used, ttl_ms, clock_.MonotonicMs())) {
+  bool claimed = sliding_ ? table_->SettleSliding(e.key, sent, ok, e.window_end_ms, used, -1,
+                                                  clock_.WallMs(), clock_.MonotonicMs())
+                          : table_->Settle(e.key, sent, ok, used, ttl_ms, clock_.MonotonicMs());
+  if (claimed) {
     Track(e.key, e.redis_key, e.window_s);
   }
 }

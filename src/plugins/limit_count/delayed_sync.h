@@ -1,32 +1,51 @@
 // limit-count's delayed sync (`sync_interval` with the redis policies), as APISIX's
 // delayed-syncer: a request is decided from a local view of the key's Redis count, and the
 // requests admitted locally are added to Redis in one script call per key per interval, so
-// Redis sees about one call per key and interval instead of one per request.
+// Redis sees about one call per key and interval instead of one per request. Both window
+// types: a fixed window's view is its count and end; a sliding window's is the counts of its
+// current and previous windows (sliding_window.h).
 //
 // Per counter key the process keeps (SyncTable, shared by every worker):
 //   - used, reset_at: the count in the key's Redis window and when that window ends, as the
-//     last answer from Redis said (the "remote quota");
+//     last answer from Redis said (the "remote quota"); sliding: `used` is the current
+//     window's counter, `previous` the window before's (capped at the limit), and reset_at
+//     the current window's end on the wall clock, which names the window;
 //   - delta: requests admitted here since then and not sent yet; inflight: deltas a flush
 //     sent whose answer has not come.
-// A request whose key has no remote quota yet, or whose window has passed, goes to Redis at
-// once with its own cost and waits for the answer, which becomes the key's quota (the
-// request path of the redis policy, with its failure behaviour: 500 or allow_degradation).
-// The key's unsent delta stays for its owner's flush (APISIX sends it along with the
-// request), so a request whose client leaves while it waits (its answer then reaches nobody)
-// leaves nothing half-done behind. Otherwise the request is decided here, without waiting:
-// admitted when
-//   used + delta + inflight + cost <= count
+// A request whose key has no remote quota yet, or whose window has passed (sliding: whose
+// window is not the view's), goes to Redis at once with its own cost and waits for the
+// answer, which becomes the key's quota (the request path of the redis policy, with its
+// failure behaviour: 500 or allow_degradation; sliding: the check-and-increment, whose
+// answer [admitted, count, previous] is the view). The key's unsent delta stays for its
+// owner's flush (APISIX sends it along with the request), so a request whose client leaves
+// while it waits (its answer then reaches nobody) leaves nothing half-done behind. Otherwise
+// the request is decided here, without waiting, with seen = used + delta + inflight:
+//   fixed:   admitted when seen + cost <= count;
+//   sliding: admitted when seen < count and previous x left / window + seen < count, the
+//            check of the sliding script (left: what remains of the current window now, so
+//            the previous window's share shrinks between syncs as it does in Redis);
 // (then delta += cost), else rejected (and not counted, as in APISIX). The quota headers
-// come from this local view: remaining = count - (used + delta + inflight) after the
-// request, reset = the time left of the remote window.
+// come from this local view: fixed: remaining = count - seen after the request, reset = the
+// time left of the remote window; sliding: what the sliding path computes from the same
+// numbers (JudgeSliding: remaining less the previous window's share, reset rounded up).
+// While Redis is down, a key with a view of the current window goes on being decided here;
+// one that has to ask (no view, a new window) gets the failure behaviour.
 //
 // Flush, one owner per key: the worker whose request first dirtied a key since the key's
 // last flush owns it and remembers it (SyncWorker, per worker and plugin instance); that
 // worker's timer fires sync_interval after its first owned key, and every owned key's delta
-// goes out through the worker's link, all calls pipelined at once (one script call per key).
-// The answer refreshes the key's quota. A call that fails (Redis down, timeout) puts its
-// delta back and the key is sent again at the next interval: counts are not lost while the
-// process runs.
+// goes out through the worker's link, all calls pipelined at once (one script call per key;
+// on a cluster each goes to its key's master). The answer refreshes the key's quota. A call
+// that fails (Redis down, timeout) puts its delta back and the key is sent again at the next
+// interval: counts are not lost while the process runs. A sliding key's delta goes to the
+// counter of the window current when the flush is sent (APISIX's commit: INCRBY, or SET with
+// EX of two windows for a new counter; the fixed script with a window of 2 x time_window
+// does exactly that), so a delta admitted just before a window boundary may be counted in
+// the next window, on every gateway alike; the view counts it there too. A flush's answer
+// carries the current count only (APISIX's commit also re-reads the previous window): it
+// refreshes a view of the same window, and the previous window's count is the one the
+// window's first synchronous call read (that window is over, so only a flush racing the
+// boundary can still change it).
 //
 // Slack: each gateway process decides alone between two syncs, so a fleet of G processes
 // can admit up to G x (count - used at the last sync) in one interval where one process
@@ -34,12 +53,13 @@
 // interval, and nothing more once every process has synced. Workers of one process share
 // the table and never overshoot each other.
 //
-// Memory: SyncTable is fixed at construction, 64 bytes per slot (default 262,144 slots,
-// 16 MiB, mapped as keys arrive). A slot is free again once its window has ended and
+// Memory: SyncTable is fixed at construction, 72 bytes per slot (default 262,144 slots,
+// 18 MiB, mapped as keys arrive). A slot is free again once its window has ended and
 // nothing of it is waiting to be sent; a full probe window evicts an idle slot first (the
 // one expiring first), and only when all 16 hold unsent counts one of those, whose delta is
 // then lost (lost_deltas()). A worker's list of owned keys holds the keys it dirtied in one
-// interval, and is reused: no allocation per request once warm.
+// interval, and is reused (a sliding key's counter name is rendered into its entry's own
+// buffer at each flush): no allocation per request once warm.
 //
 // Reload: counters are keyed by the counter identity (owner + conf CRC, or group) as the
 // local policy's are, and the table belongs to the factory, so a reload keeps every key's
@@ -104,7 +124,7 @@ class SyncTable {
  public:
   static constexpr size_t kShards = 64;
   static constexpr size_t kProbe = 16;
-  static constexpr size_t kSlotBytes = 64;
+  static constexpr size_t kSlotBytes = 72;
 
   // At least `capacity` slots (rounded up: a power of two per shard).
   explicit SyncTable(size_t capacity);
@@ -117,16 +137,34 @@ class SyncTable {
     uint64_t remaining = 0;  // kAdmit: count - (used + delta + inflight) after this request
     int64_t reset_ms = 0;    // kAdmit/kReject: until the remote window ends
     bool claimed = false;    // kAdmit: the caller owns the key now: SyncWorker::Track it
+    // DecideSliding, kAdmit/kReject: the count the decision saw (after this request when
+    // admitted) and the previous window's (capped): JudgeSliding's inputs.
+    uint64_t count = 0;
+    uint64_t previous = 0;
   };
   // The request path: decides locally, or says to ask Redis (adding `cost`; the answer goes
   // to Settle() with nothing taken).
   Decision Decide(CounterKey key, uint64_t count, uint64_t cost, int64_t window_ms, int64_t now_ms);
+
+  // window_type sliding: the request path for the window ending at `window_end_ms` (wall
+  // clock; `left_ms` of it remain) of `window_ms`. Decided locally when the key's view is of
+  // that window, else kAskRedis (as Decide; the answer goes to SettleSliding).
+  Decision DecideSliding(CounterKey key, uint64_t count, uint64_t cost, int64_t window_ms,
+                         int64_t window_end_ms, uint64_t left_ms, int64_t now_ms);
 
   // The answer for `taken` of the key's delta sent by a flush (0: a kAskRedis request's):
   // ok: the quota becomes (used, now + ttl); failed: `taken` goes back into the delta. True
   // when the caller owns the key now (a failure left a delta nobody owned): Track it.
   bool Settle(CounterKey key, uint64_t taken, bool ok, int64_t used, int64_t ttl_ms,
               int64_t now_ms);
+
+  // SettleSliding: the same for a sliding key, whose answer is of the window ending at
+  // `window_end_ms`: a synchronous call's [count, previous] (`previous` >= 0: the view
+  // becomes that window's unless it is of a newer one; the same window keeps the larger
+  // numbers) or a flush's count (`previous` -1: it refreshes a view of the same window only).
+  // `wall_ms`: now, on the wall clock.
+  bool SettleSliding(CounterKey key, uint64_t taken, bool ok, int64_t window_end_ms, int64_t count,
+                     int64_t previous, int64_t wall_ms, int64_t now_ms);
 
   // A flush takes the key's delta (in flight now) and gives up its ownership; 0: nothing
   // to send (or the key was evicted).
@@ -149,6 +187,7 @@ class SyncTable {
     int64_t reset_at_ms = 0;
     bool known = false;
     bool owned = false;
+    uint64_t previous = 0;  // sliding
   };
   bool Peek(CounterKey key, View* out) const;
 
@@ -156,9 +195,10 @@ class SyncTable {
   struct Slot {
     CounterKey key;
     uint64_t used = 0;
+    uint64_t previous = 0;  // sliding: the previous window's count, capped at the limit
     uint64_t delta = 0;
     uint64_t inflight = 0;
-    int64_t reset_at_ms = 0;  // the remote window's end
+    int64_t reset_at_ms = 0;  // the remote window's end (sliding: on the wall clock)
     int64_t expires_ms = 0;   // free from then on unless Busy (0: never used)
     bool known = false;       // a remote quota has been seen
     bool owned = false;       // a worker will flush it
@@ -183,18 +223,23 @@ class SyncTable {
 
 // One worker's flusher for one plugin instance: the keys it owns, its timer, its calls in
 // flight. Worker thread only; made in CreateWorkerState, destroyed with the worker state.
-// Idle (no owned key) it costs nothing: the timer runs only while keys are owned.
+// Idle (no owned key) it costs nothing: the timer runs only while keys are owned. `sliding`:
+// the instance's window_type is sliding, and a key's delta goes to the counter of the window
+// current at the flush (the wall clock of `clock`), with the fixed script and an expiry of
+// two windows (APISIX's commit).
 class SyncWorker final : public RedisLink::Waiter {
  public:
   SyncWorker(uv_loop_s* loop, std::shared_ptr<SyncTable> table,
-             std::unique_ptr<FixedWindowLink> link, int64_t interval_ms, const Clock& clock);
+             std::unique_ptr<FixedWindowLink> link, int64_t interval_ms, const Clock& clock,
+             bool sliding = false);
   ~SyncWorker();
   SyncWorker(const SyncWorker&) = delete;
   SyncWorker& operator=(const SyncWorker&) = delete;
 
   // This worker owns the key now (Decide's `claimed`, Settle's true): it is flushed at the
   // latest interval_ms from now. Copies `redis_key` into a reused buffer (no allocation once
-  // the list has grown to the keys of one interval).
+  // the list has grown to the keys of one interval). Sliding: `redis_key` is the counter
+  // before its window ("plugin-limit-count:<identity>", sliding_window.h).
   void Track(CounterKey key, std::string_view redis_key, uint64_t window_s);
 
   // Sends every owned key's delta now (the timer calls it). While the previous batch has
@@ -213,14 +258,21 @@ class SyncWorker final : public RedisLink::Waiter {
     std::string redis_key;
     uint64_t window_s = 0;
     uint64_t sent = 0;  // in the batch: sent and not answered yet
+    // Sliding: the counter the delta was sent to, and that window's end (wall clock).
+    std::string counter;
+    int64_t window_end_ms = 0;
   };
   static void OnTimer(uv_timer_s* t);
   void Arm();
+  // Sends `n` of `e`'s key (fixed: to its counter; sliding: to the current window's).
+  void Send(Entry& e, uint64_t n, RedisLink::Waiter* waiter, uint64_t token);
 
   std::shared_ptr<SyncTable> table_;
   std::unique_ptr<FixedWindowLink> link_;
   int64_t interval_ms_;
   const Clock& clock_;
+  bool sliding_;
+  std::string previous_;  // sliding: the previous window's name, which a flush does not use
   uv_timer_s* timer_ = nullptr;
   bool armed_ = false;
   // Keys owned for the next flush, and the batch of the flush in flight (the two swap).

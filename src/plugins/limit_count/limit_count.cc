@@ -62,8 +62,9 @@ struct LimitCountPlugin::Scratch {
   uint64_t window = 0;
   uint64_t left_ms = 0;  // sliding: of the current window
   bool applied = false;
-  // sync_interval: the key asked Redis for its quota.
+  // sync_interval: the key asked Redis for its quota (sliding: for the window ending then).
   CounterKey sync_key;
+  int64_t window_end_ms = 0;
   bool synced = false;
 
   // Reset between requests in place: the buffers keep their capacity (request_state.h).
@@ -158,7 +159,7 @@ std::unique_ptr<WorkerState> LimitCountPlugin::CreateWorkerState(
   if (sync_table_ != nullptr) {
     state->sync = std::make_unique<SyncWorker>(
         env.loop, sync_table_, std::make_unique<LinkAdapter<RedisStore>>(state->link),
-        config_.sync_interval_ms, clock_);
+        config_.sync_interval_ms, clock_, config_.window_type == WindowType::kSliding);
   }
   return state;
 }
@@ -233,6 +234,10 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
     scratch.count = count;
     scratch.window = window;
     scratch.synced = false;
+    // A templated time_window at or below sync_interval asks Redis on every request, as
+    // APISIX falls back to the direct call (a number is checked at load).
+    const bool delayed =
+        sync_table_ != nullptr && static_cast<int64_t>(window) * 1000 > config_.sync_interval_ms;
     if (config_.window_type == WindowType::kSliding) {
       // The counter's name, then its windows' (amount is free: the numbers are resolved).
       scratch.amount.assign(kSlidingPrefix);
@@ -241,6 +246,33 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
       SlidingKeys k =
           MakeSlidingKeys(scratch.amount, window, clock_.WallMs(), &scratch.key, &scratch.previous);
       scratch.left_ms = k.left_ms;
+      if (delayed) {
+        // Delayed sync: decided here while the key's view is of this window.
+        CounterKey id = Fingerprint(seed_, scratch.value);
+        const auto window_ms = static_cast<int64_t>(window) * 1000;
+        const int64_t window_end_ms = (k.window_id + 1) * window_ms;
+        SyncTable::Decision d = sync_table_->DecideSliding(id, count, 1, window_ms, window_end_ms,
+                                                           k.left_ms, clock_.MonotonicMs());
+        if (d.kind != SyncTable::Decision::kAskRedis) {
+          const bool admitted = d.kind == SyncTable::Decision::kAdmit;
+          // Before SetHeaders, which reuses `amount` (the counter's name).
+          if (d.claimed) {
+            ctx.worker_state<RedisState>(*this).sync->Track(id, scratch.amount, window);
+          }
+          SlidingVerdict v = JudgeSliding(admitted, d.count, d.previous, count, window, k.left_ms);
+          SetHeaders(ctx, rule, count, v.remaining, v.reset_cs, scratch);
+          if (!admitted) {
+            Reject(ctx);
+            if (paused == nullptr) return PhaseResult::kRespond;
+            paused->Resume();
+            return PhaseResult::kPause;
+          }
+          continue;
+        }
+        scratch.synced = true;
+        scratch.sync_key = id;
+        scratch.window_end_ms = window_end_ms;
+      }
       PausedRequest handle = paused != nullptr ? *paused : ctx.Pause();
       if (!handle.alive()) return finish(config_.allow_degradation, 500);
       RedisState& state = ctx.worker_state<RedisState>(*this);
@@ -252,7 +284,7 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
     scratch.key.assign(kRedisPrefix);
     scratch.key.append(config_.identity_prefix);
     scratch.key.append(scratch.value);
-    if (sync_table_ != nullptr) {
+    if (delayed) {
       // Delayed sync: decided here unless the key's quota is unknown or its window passed.
       CounterKey id = Fingerprint(seed_, scratch.value);
       SyncTable::Decision d = sync_table_->Decide(id, count, 1, static_cast<int64_t>(window) * 1000,
@@ -332,6 +364,11 @@ void LimitCountPlugin::OnSlidingReply(PluginContext& ctx, const PausedRequest& h
     if (!config_.allow_degradation) ctx.Respond(500, kFailedBody);
     handle.Resume();
     return;
+  }
+  if (scratch.synced) {
+    // Delayed sync: the window's counts are the key's view now.
+    sync_table_->SettleSliding(scratch.sync_key, 0, true, scratch.window_end_ms, count, previous,
+                               clock_.WallMs(), clock_.MonotonicMs());
   }
   const Rule& rule = config_.rules[scratch.rule];
   SlidingVerdict v =

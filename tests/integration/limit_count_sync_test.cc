@@ -2,7 +2,10 @@
 // redis-server on loopback: two gateways on one Redis hold the limit within the documented
 // slack while Redis sees one call per key and interval, not one per request; counts admitted
 // while Redis is down reach it once it is back; a reload keeps the local state, and an
-// instance that goes away hands its unsent counts to Redis.
+// instance that goes away hands its unsent counts to Redis. With window_type sliding: two
+// gateways converge on one limit and Redis ends up holding exactly the admitted requests in
+// APISIX's layout, the previous window's count weighs on the next one's local decisions, and
+// Redis down keeps a key's view of its window (a key that must ask fails or degrades).
 
 #include <chrono>
 #include <cstring>
@@ -17,6 +20,27 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Sleeps until `into_ms` into the next sliding window of `window_ms` (aligned to the wall
+// clock, as the gateway aligns them) and answers its id.
+int64_t SleepIntoNextWindow(int64_t window_ms, int64_t into_ms) {
+  int64_t now = WallMs();
+  std::this_thread::sleep_for(milliseconds(window_ms - now % window_ms + into_ms));
+  return WallMs() / window_ms;
+}
+
+// The current window's id, after waiting for the next window when less than `margin_ms` is
+// left of this one: a test that must stay in one window does not straddle two.
+int64_t WindowWithMargin(int64_t window_ms, int64_t margin_ms) {
+  if (window_ms - WallMs() % window_ms < margin_ms) return SleepIntoNextWindow(window_ms, 50);
+  return WallMs() / window_ms;
+}
 
 class LimitCountSyncTest : public ::testing::Test {
  protected:
@@ -35,6 +59,25 @@ class LimitCountSyncTest : public ::testing::Test {
            "        redis_port: " +
            std::to_string(redis_.port()) + "\n        redis_timeout: 300\n" +
            "        rejected_code: 429\n" + fields;
+  }
+  // One route item with a sliding window of `window_s` through Redis with a delayed sync.
+  std::string SlidingItem(const std::string& id, const std::string& uri, int window_s,
+                          const std::string& fields) {
+    return "\n  - id: " + id + "\n    uri: " + uri +
+           "\n    upstream: {A}\n    plugins:\n      limit-count:\n        time_window: " +
+           std::to_string(window_s) +
+           "\n        window_type: sliding\n        policy: redis\n"
+           "        redis_host: 127.0.0.1\n        redis_port: " +
+           std::to_string(redis_.port()) +
+           "\n        redis_timeout: 300\n        rejected_code: 429\n"
+           "        key: http_x_user\n" +
+           fields;
+  }
+  // The value of the only key matching `pattern` ("" when there is none or several).
+  std::string ValueOf(const std::string& pattern) {
+    std::string key = redis_.Command({"KEYS", pattern});
+    if (key.empty() || key.find('\n') != std::string::npos) return "";
+    return redis_.Command({"GET", key});
   }
   std::string Routes(const std::string& routes) {
     return Fill("routes:" + routes + "#END\n",
@@ -189,6 +232,140 @@ TEST_F(LimitCountSyncTest, AReloadKeepsTheLocalStateAndAReplacedInstanceHandsItO
   r = Get(gw_.port(), erin);
   EXPECT_EQ(r.status, 429) << r.DebugString();
   EXPECT_EQ(r.Header("X-Left").value_or(""), "0");
+}
+
+TEST_F(LimitCountSyncTest, SlidingGatewaysConvergeAndRedisHoldsEveryAdmittedRequest) {
+  constexpr int kCount = 100;
+  constexpr int kRequests = 300;
+  const std::string routes = Routes(
+      SlidingItem("r1", "/hello", 60,
+                  "        count: " + std::to_string(kCount) + "\n        sync_interval: 0.2\n"));
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, routes));
+  Turnpike second{kTurnpikeBin};
+  ASSERT_NO_FATAL_FAILURE(StartGateway(second, routes));
+  ASSERT_EQ(redis_.Command({"CONFIG", "RESETSTAT"}), "OK");
+  const int64_t window = WindowWithMargin(60'000, 25'000);
+  int admitted = 0;
+  int last_remaining[2] = {kCount, kCount};
+  for (int i = 0; i < kRequests; ++i) {
+    HttpResponse r = Get(i % 2 == 0 ? gw_.port() : second.port(), {{"X-User", "paced"}});
+    ASSERT_TRUE(r.status == 200 || r.status == 429) << r.DebugString();
+    EXPECT_EQ(r.Header("X-RateLimit-Limit").value_or(""), std::to_string(kCount));
+    int remaining = std::stoi(r.Header("X-RateLimit-Remaining").value_or("-1"));
+    double reset = std::stod(r.Header("X-RateLimit-Reset").value_or("-1"));
+    EXPECT_GE(reset, 0);
+    EXPECT_LE(reset, 60);
+    if (r.status == 200) {
+      ++admitted;
+      // No previous window: floor(count - seen); a gateway's view only goes down.
+      EXPECT_LT(remaining, last_remaining[i % 2]) << i;
+      last_remaining[i % 2] = remaining;
+    } else {
+      EXPECT_EQ(remaining, 0);
+    }
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  // Each sync brings the other gateway's counts in: the overshoot is what one gateway admits
+  // in about one interval.
+  EXPECT_GE(admitted, kCount);
+  EXPECT_LE(admitted, kCount + kCount / 2);
+  // Within a few intervals Redis holds every admitted request (asks that Redis refused are
+  // not counted, as APISIX's sliding script does not count them), in APISIX's layout.
+  const std::string counter =
+      "plugin-limit-count:/apisix/routes/r1:*:paced." + std::to_string(window) + ".counter";
+  EXPECT_TRUE(PollUntil([&] { return ValueOf(counter) == std::to_string(admitted); }, seconds(2)))
+      << ValueOf(counter) << " of " << admitted;
+  // Once both have synced, the limit holds on both.
+  std::this_thread::sleep_for(milliseconds(500));
+  for (int i = 0; i < 10; ++i) {
+    HttpResponse r = Get(i % 2 == 0 ? gw_.port() : second.port(), {{"X-User", "paced"}});
+    EXPECT_EQ(r.status, 429) << r.DebugString();
+  }
+  EXPECT_EQ(ValueOf(counter), std::to_string(admitted));
+  int calls = ScriptCalls();
+  EXPECT_LT(calls, kRequests / 5) << "one call per key per interval, not per request";
+  EXPECT_GE(calls, 2);  // at least each gateway's first request
+  RecordProperty("sliding_admitted", admitted);
+  RecordProperty("script_calls", calls);
+}
+
+TEST_F(LimitCountSyncTest, SlidingPreviousWindowWeighsOnTheNextOnesLocalDecisions) {
+  // 4 s windows, 10 requests each: the previous window's share drops by one every 400 ms.
+  ASSERT_NO_FATAL_FAILURE(StartGateway(
+      gw_,
+      Routes(SlidingItem("r1", "/hello", 4, "        count: 10\n        sync_interval: 0.5\n"))));
+  Headers edge = {{"X-User", "edge"}};
+  const int64_t first = SleepIntoNextWindow(4'000, 30);
+  for (int i = 1; i <= 10; ++i) {
+    HttpResponse r = Get(gw_.port(), edge);
+    ASSERT_EQ(r.status, 200) << i << r.DebugString();
+    EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(10 - i));
+  }
+  HttpResponse r = Get(gw_.port(), edge);
+  EXPECT_EQ(r.status, 429) << r.DebugString();
+  const std::string prefix = "plugin-limit-count:/apisix/routes/r1:*:edge.";
+  // The 9 decided locally reach the window's counter with the flush, before it ends.
+  EXPECT_TRUE(PollUntil(
+      [&] { return ValueOf(prefix + std::to_string(first) + ".counter") == "10"; }, seconds(2)));
+  // 1.8 s into the next window, 2.2 s left: the previous window weighs 10 x 2.2 / 4 = 5.5,
+  // so 5 fit (5 + 5.5 >= 10 rejects the sixth), whether decided by Redis (the first, for
+  // the new window) or locally.
+  ASSERT_EQ(SleepIntoNextWindow(4'000, 1'800), first + 1);
+  for (int i = 1; i <= 5; ++i) {
+    r = Get(gw_.port(), edge);
+    ASSERT_EQ(r.status, 200) << i << r.DebugString();
+    // floor(10 - i - 5.5 or a little less)
+    EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(i < 5 ? 4 - i : 0))
+        << i;
+    double reset = std::stod(r.Header("X-RateLimit-Reset").value_or("-1"));
+    EXPECT_GT(reset, 1.9);  // the window's end, rounded up
+    EXPECT_LE(reset, 2.2);
+  }
+  r = Get(gw_.port(), edge);
+  EXPECT_EQ(r.status, 429) << r.DebugString();
+  EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), "0");
+  // Until the share lets one more in: 2.2 s - 5 / (10 per 4 s) = 0.2 s, or a little less.
+  double reset = std::stod(r.Header("X-RateLimit-Reset").value_or("-1"));
+  EXPECT_GT(reset, 0);
+  EXPECT_LE(reset, 0.4);
+  EXPECT_TRUE(PollUntil(
+      [&] { return ValueOf(prefix + std::to_string(first + 1) + ".counter") == "5"; }, seconds(2)));
+}
+
+TEST_F(LimitCountSyncTest, SlidingWithRedisDownKeepsAViewAndFailsOrDegradesWithout) {
+  const std::string fields = "        count: 1000\n        sync_interval: 0.1\n";
+  ASSERT_NO_FATAL_FAILURE(
+      StartGateway(gw_, Routes(SlidingItem("strict", "/hello", 60, fields) +
+                               SlidingItem("lenient", "/status/200", 60,
+                                           fields + "        allow_degradation: true\n"))));
+  const int64_t window = WindowWithMargin(60'000, 25'000);
+  ASSERT_EQ(Get(gw_.port(), {{"X-User", "known"}}).status, 200);  // the view of this window
+  const std::string counter =
+      "plugin-limit-count:/apisix/routes/strict:*:known." + std::to_string(window) + ".counter";
+  EXPECT_EQ(ValueOf(counter), "1");
+  redis_.Kill();
+  for (int i = 0; i < 10; ++i) {
+    HttpResponse r = Get(gw_.port(), {{"X-User", "known"}});
+    EXPECT_EQ(r.status, 200) << r.DebugString();  // decided on the view: no Redis needed
+    EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(998 - i));
+  }
+  // A key without a view has to ask: "failed to limit count", or through when degrading.
+  HttpResponse r = Get(gw_.port(), {{"X-User", "new"}});
+  EXPECT_EQ(r.status, 500) << r.DebugString();
+  EXPECT_EQ(r.body, "{\"error_msg\":\"failed to limit count\"}\n");
+  HttpRequest lenient;
+  lenient.target = "/status/200";
+  lenient.headers = {{"X-User", "new"}};
+  r = Fetch(gw_.port(), lenient);
+  EXPECT_EQ(r.status, 200) << r.DebugString();
+  EXPECT_FALSE(r.HasHeader("X-RateLimit-Limit"));
+  std::this_thread::sleep_for(milliseconds(500));  // a few failed syncs
+  ASSERT_TRUE(redis_.Start()) << redis_.error();   // an empty server (no persistence)
+  // Within the reconnect back-off (at most 5 s) the kept delta arrives, whole, in the
+  // window's counter.
+  EXPECT_TRUE(PollUntil([&] { return ValueOf(counter) == "10"; }, seconds(12))) << ValueOf(counter);
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(ValueOf(counter), "10");  // and only once
 }
 
 }  // namespace

@@ -693,5 +693,41 @@ TEST_F(LimitCountClusterTest, DelayedSyncFlushesThroughTheCluster) {
   EXPECT_TRUE(PollUntil(flushed, seconds(5)));
 }
 
+TEST_F(LimitCountClusterTest, DelayedSlidingSyncFlushesThroughTheCluster) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartGateway(gw_, Routes("routes:" +
+                               ClusterRoute("c1", "/hello",
+                                            "        count: 100\n        window_type: sliding\n"
+                                            "        sync_interval: 0.2\n") +
+                               "#END\n")));
+  const int64_t window = SlidingWindowNow(seconds(20));
+  for (int u = 0; u < 6; ++u) {
+    for (int i = 1; i <= 10; ++i) {
+      HttpResponse r = Send("/hello", {{"X-User", "sync" + std::to_string(u)}});
+      ASSERT_EQ(r.status, 200) << r.DebugString();
+      EXPECT_EQ(r.Header("X-RateLimit-Remaining").value_or(""), std::to_string(100 - i));
+    }
+  }
+  // Each key's window counter holds its 10 on the master of its slot within a few intervals
+  // (the first request's by the synchronous script, the rest by the flush).
+  const std::string suffix = "." + std::to_string(window) + ".counter";
+  auto flushed = [&] {
+    int keys = 0;
+    std::vector<std::vector<std::string>> by_node = KeysByNode("plugin-limit-count:/apisix/*");
+    for (int n = 0; n < cluster_.size(); ++n) {
+      for (const std::string& key : by_node[static_cast<size_t>(n)]) {
+        if (key.size() < suffix.size() || key.substr(key.size() - suffix.size()) != suffix) {
+          return false;
+        }
+        if (cluster_.OwnerOf(cluster_.Slot(key)) != n) return false;
+        if (cluster_.node(n).Command({"GET", key}) != "10") return false;
+        ++keys;
+      }
+    }
+    return keys == 6;
+  };
+  EXPECT_TRUE(PollUntil(flushed, seconds(5)));
+}
+
 }  // namespace
 }  // namespace turnpike::itest

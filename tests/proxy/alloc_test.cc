@@ -688,7 +688,8 @@ TEST(AllocationTest, WarmRequestsWithNewRateLimitKeysDoNotAllocate) {
 // limit-count with sync_interval: after the key's first request (which waits for Redis),
 // every request is decided in the process-wide table and allocates nothing; Redis sees only
 // that first call (the flush is 50 s away). No quota headers: their values change length.
-TEST(AllocationTest, WarmRequestsDecidedByDelayedSyncDoNotAllocate) {
+// `window` is the plugin's time_window and window_type fields.
+void ExpectDelayedSyncDecidesWithoutAllocating(const std::string& window) {
   if (!turnpike::testing::RedisServer::Available()) GTEST_SKIP() << "no redis-server";
   turnpike::testing::RedisServer redis;
   ASSERT_TRUE(redis.Start()) << redis.error();
@@ -698,10 +699,10 @@ TEST(AllocationTest, WarmRequestsDecidedByDelayedSyncDoNotAllocate) {
   registry.Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
 
   auto gateway = OneWorkerGateway();
-  std::string conf = R"({"count": 1000000000, "time_window": 60, "key": "$remote_addr",
+  std::string conf = R"({"count": 1000000000, "key": "$remote_addr",
       "key_type": "var_combination", "policy": "redis", "redis_host": "127.0.0.1",
-      "sync_interval": 50, "show_limit_quota_header": false, "redis_port": )" +
-                     std::to_string(redis.port()) + "}";
+      "sync_interval": 50, "show_limit_quota_header": false, )" +
+                     window + R"(, "redis_port": )" + std::to_string(redis.port()) + "}";
   config::RoutesConfig routes = OriginRoutes(origin.port(), {Spec("limit-count", conf.c_str())});
   BuildReport report;
   SnapshotConstSharedPtr snap =
@@ -727,6 +728,17 @@ TEST(AllocationTest, WarmRequestsDecidedByDelayedSyncDoNotAllocate) {
   close(fd);
   worker.Drain();
   worker.Join();
+}
+
+TEST(AllocationTest, WarmRequestsDecidedByDelayedSyncDoNotAllocate) {
+  ExpectDelayedSyncDecidesWithoutAllocating(R"("time_window": 60)");
+}
+
+// The same with a sliding window: each request renders its two counters' names into request
+// scratch and decides on the key's view. A day's window, so that no window boundary (whose
+// first request asks Redis) falls inside the measurement.
+TEST(AllocationTest, WarmRequestsDecidedByDelayedSlidingSyncDoNotAllocate) {
+  ExpectDelayedSyncDecidesWithoutAllocating(R"("time_window": 86400, "window_type": "sliding")");
 }
 
 // Worker and request state used on every request: found by the hooks, no allocation.

@@ -9,11 +9,12 @@
 // redis-cluster: the request pauses while the worker's RedisStore (a RedisLink, or a
 // ClusterLink routing by hash slot) runs the script, pipelined with the other requests',
 // and resumes on the reply (with sync_interval only when the key's quota is unknown or its
-// window has passed; delayed_sync.h decides the others locally). A sliding window costs one
-// script call on one server, a GET and a script call on a cluster (redis_store.h), and
-// renders two counter names (the window's and the one before) into request-state scratch.
-// Rules are counted one after the other, stopping at the first rejection, as APISIX does. A request whose client went
-// away meanwhile is not resumed (its pause handle is stale) and the reply is dropped.
+// window has passed, for either window type; delayed_sync.h decides the others locally). A
+// sliding window costs one script call on one server, a GET and a script call on a cluster
+// (redis_store.h), and renders two counter names (the window's and the one before) into
+// request-state scratch. Rules are counted one after the other, stopping at the first
+// rejection, as APISIX does. A request whose client went away meanwhile is not resumed (its
+// pause handle is stale) and the reply is dropped.
 #pragma once
 
 #include <memory>
@@ -89,7 +90,7 @@ class LimitCountFactory final
   // otherwise: 262,144 keys in 12 MiB (the table takes memory as keys arrive).
   static constexpr size_t kDefaultCounters = 262144;
   // Slots of the delayed-sync table (sync_interval) unless plugin_attr.limit-count.
-  // sync_counters says otherwise: 262,144 keys in 16 MiB, made with the first instance that
+  // sync_counters says otherwise: 262,144 keys in 18 MiB, made with the first instance that
   // has a sync_interval.
   static constexpr size_t kDefaultSyncCounters = 262144;
 

@@ -141,7 +141,7 @@ SyncTable::Decision SyncTable::DecideSliding(CounterKey key, uint64_t count, uin
     return d;
   }
   const uint64_t seen = s->used + s->delta + s->inflight;
-  const uint64_t previous = std::min(s->previous, count);
+  const uint64_t previous = std::min<uint64_t>(s->previous, count);
   d.previous = previous;
   d.count = seen;
   // The sliding script's check, on the local view (RedisStore::IncrementSliding).
@@ -170,13 +170,15 @@ bool SyncTable::SettleSliding(CounterKey key, uint64_t taken, bool ok, int64_t w
   s->inflight -= std::min(s->inflight, taken);
   if (ok) {
     const auto c = static_cast<uint64_t>(std::max<int64_t>(0, count));
+    const uint64_t p =
+        std::min(static_cast<uint64_t>(std::max<int64_t>(0, previous)), kMaxPrevious);
     if (s->known && s->reset_at_ms == window_end_ms) {
       // Answers on different workers' connections race; within one window counts only grow.
       s->used = std::max(s->used, c);
-      if (previous >= 0) s->previous = std::max(s->previous, static_cast<uint64_t>(previous));
+      if (previous >= 0) s->previous = std::max<uint64_t>(s->previous, p);
     } else if (previous >= 0 && (!s->known || window_end_ms > s->reset_at_ms)) {
       s->used = c;
-      s->previous = static_cast<uint64_t>(previous);
+      s->previous = p;
       s->reset_at_ms = window_end_ms;
       s->known = true;
     }
@@ -266,7 +268,13 @@ bool SyncTable::Peek(CounterKey key, View* out) const {
   std::lock_guard<std::mutex> lock(shards_[shard].mu);
   const Slot* s = Lookup(shard, key);
   if (s == nullptr) return false;
-  *out = {s->used, s->delta, s->inflight, s->reset_at_ms, s->known, s->owned, s->previous};
+  out->used = s->used;
+  out->delta = s->delta;
+  out->inflight = s->inflight;
+  out->reset_at_ms = s->reset_at_ms;
+  out->known = s->known != 0;
+  out->owned = s->owned != 0;
+  out->previous = s->previous;
   return true;
 }
 

@@ -53,8 +53,8 @@
 // interval, and nothing more once every process has synced. Workers of one process share
 // the table and never overshoot each other.
 //
-// Memory: SyncTable is fixed at construction, 72 bytes per slot (default 262,144 slots,
-// 18 MiB, mapped as keys arrive). A slot is free again once its window has ended and
+// Memory: SyncTable is fixed at construction, 64 bytes per slot, one cache line (default
+// 262,144 slots, 16 MiB, mapped as keys arrive). A slot is free again once its window has ended and
 // nothing of it is waiting to be sent; a full probe window evicts an idle slot first (the
 // one expiring first), and only when all 16 hold unsent counts one of those, whose delta is
 // then lost (lost_deltas()). A worker's list of owned keys holds the keys it dirtied in one
@@ -124,7 +124,7 @@ class SyncTable {
  public:
   static constexpr size_t kShards = 64;
   static constexpr size_t kProbe = 16;
-  static constexpr size_t kSlotBytes = 72;
+  static constexpr size_t kSlotBytes = 64;
 
   // At least `capacity` slots (rounded up: a power of two per shard).
   explicit SyncTable(size_t capacity);
@@ -195,14 +195,17 @@ class SyncTable {
   struct Slot {
     CounterKey key;
     uint64_t used = 0;
-    uint64_t previous = 0;  // sliding: the previous window's count, capped at the limit
     uint64_t delta = 0;
     uint64_t inflight = 0;
     int64_t reset_at_ms = 0;  // the remote window's end (sliding: on the wall clock)
     int64_t expires_ms = 0;   // free from then on unless Busy (0: never used)
-    bool known = false;       // a remote quota has been seen
-    bool owned = false;       // a worker will flush it
+    // Sliding: the previous window's count, capped at the limit (so below 2^53). The flags
+    // share its word: a slot is one cache line.
+    uint64_t previous : 62 = 0;
+    uint64_t known : 1 = 0;  // a remote quota has been seen
+    uint64_t owned : 1 = 0;  // a worker will flush it
   };
+  static constexpr uint64_t kMaxPrevious = (uint64_t{1} << 62) - 1;
   static_assert(sizeof(Slot) <= kSlotBytes);
   struct alignas(64) Shard {
     mutable std::mutex mu;

@@ -90,7 +90,7 @@ class LimitCountFactory final
   // otherwise: 262,144 keys in 12 MiB (the table takes memory as keys arrive).
   static constexpr size_t kDefaultCounters = 262144;
   // Slots of the delayed-sync table (sync_interval) unless plugin_attr.limit-count.
-  // sync_counters says otherwise: 262,144 keys in 18 MiB, made with the first instance that
+  // sync_counters says otherwise: 262,144 keys in 16 MiB, made with the first instance that
   // has a sync_interval.
   static constexpr size_t kDefaultSyncCounters = 262144;
 

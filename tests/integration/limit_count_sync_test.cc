@@ -234,6 +234,26 @@ TEST_F(LimitCountSyncTest, AReloadKeepsTheLocalStateAndAReplacedInstanceHandsItO
   EXPECT_EQ(r.Header("X-Left").value_or(""), "0");
 }
 
+TEST_F(LimitCountSyncTest, ATemplatedWindowNoLongerThanTheIntervalAsksRedisEveryTime) {
+  // APISIX's fallback: a time_window that resolves to sync_interval or less is counted by
+  // the direct call, every request; a longer one is decided locally after the first.
+  ASSERT_NO_FATAL_FAILURE(StartGateway(
+      gw_, Routes("\n  - id: r1\n    uri: /hello\n    upstream: {A}\n    plugins:\n"
+                  "      limit-count:\n        count: 100\n        time_window: $http_x_window\n"
+                  "        key: http_x_user\n        policy: redis\n"
+                  "        redis_host: 127.0.0.1\n        redis_port: " +
+                  std::to_string(redis_.port()) + "\n        sync_interval: 2\n")));
+  ASSERT_EQ(redis_.Command({"CONFIG", "RESETSTAT"}), "OK");
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(Get(gw_.port(), {{"X-User", "short"}, {"X-Window", "2"}}).status, 200);
+  }
+  EXPECT_EQ(ScriptCalls(), 5);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(Get(gw_.port(), {{"X-User", "long"}, {"X-Window", "60"}}).status, 200);
+  }
+  EXPECT_EQ(ScriptCalls(), 6);  // the flush is 2 s away
+}
+
 TEST_F(LimitCountSyncTest, SlidingGatewaysConvergeAndRedisHoldsEveryAdmittedRequest) {
   constexpr int kCount = 100;
   constexpr int kRequests = 300;

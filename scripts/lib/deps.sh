@@ -12,14 +12,14 @@ TURNPIKE_BUILD_DEPS=(
   build-essential cmake ninja-build pkg-config
   libuv1-dev node-llhttp libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libpcre2-dev libhiredis-dev libc-ares-dev
+  libpcre2-dev libhiredis-dev libc-ares-dev libssl-dev
   curl
 )
 
 # Real services the tests start themselves (on loopback, free ports, stopped by PID).
 # dnsmasq-base is dnsmasq's binary without the system service (the dns provider's tests run
-# their own instance on a free port).
-TURNPIKE_TEST_DEPS=(redis-server prometheus dnsmasq-base)
+# their own instance on a free port). python3 runs the fake Nacos server (tests/support/).
+TURNPIKE_TEST_DEPS=(redis-server prometheus dnsmasq-base python3)
 
 # Debian starts and enables a service when its package is installed; the tests run their
 # own instances, so the system's is stopped and disabled again (no service is left behind).

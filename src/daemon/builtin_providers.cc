@@ -5,6 +5,7 @@
 #include "discovery/consul_provider.h"
 #include "discovery/dns_provider.h"
 #include "discovery/kubernetes_provider.h"
+#include "discovery/nacos_provider.h"
 
 namespace turnpike::daemon {
 
@@ -15,6 +16,7 @@ void RegisterBuiltinProviders(discovery::ProviderRegistry* registry) {
   registry->Register(std::make_unique<discovery::DnsProviderFactory>());
   registry->Register(std::make_unique<discovery::ConsulProviderFactory>());
   registry->Register(std::make_unique<discovery::KubernetesProviderFactory>());
+  registry->Register(std::make_unique<discovery::NacosProviderFactory>());
 }
 
 }  // namespace turnpike::daemon

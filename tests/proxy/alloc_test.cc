@@ -25,6 +25,8 @@
 
 #include "config/specs.h"
 #include "core/listen_socket.h"
+#include "discovery/directory.h"
+#include "discovery/fakes.h"
 #include "logging/log_writer.h"
 #include "metrics/registry.h"
 #include "plugins/file_logger/file_logger.h"
@@ -776,6 +778,72 @@ TEST(AllocationTest, WarmRequestsUsingPluginStateDoNotAllocate) {
   worker.Drain();
   worker.Join();
   EXPECT_EQ(tallied.load(), 200u + kRequests);  // every request found both states
+}
+
+// A discovered upstream of 100 nodes (two origins behind them) fed by the real Directory from a
+// provider that republishes the same list between requests, as a polling provider (nacos every
+// fetch_interval) does: the Directory drops the equal list, the slot keeps its set, the picker is
+// not rebuilt, and the worker's requests allocate nothing. The test thread plays the control
+// thread; its own allocations (the republished lists) are left out of the count.
+TEST(AllocationTest, WarmRequestsToADiscoveredUpstreamRepublishedUnchangedDoNotAllocate) {
+  Origin a;
+  Origin b;
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto gateway = OneWorkerGateway();
+  gateway->discovery = {{"fake", nlohmann::json::object()}};
+  config::RoutesConfig routes = OriginRoutes(a.port());
+  routes.upstreams[0].nodes.clear();
+  routes.upstreams[0].discovery_type = "fake";
+  routes.upstreams[0].service_name = "web";
+  BuildReport report;
+  SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
+  ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
+
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  discovery::FakeResolver resolver;
+  discovery::Directory directory(&loop, &resolver);
+  auto provider = std::make_unique<discovery::FakeProvider>();
+  discovery::FakeProvider* fake = provider.get();
+  directory.AddProvider("fake", std::move(provider));
+  ASSERT_TRUE(directory.Start().ok());
+  directory.Apply(NodeBindings(*snap));
+  DiscoveredNodes list;
+  for (int i = 0; i < 100; ++i) list.push_back({"127.0.0.1", i % 2 ? a.port() : b.port(), 1, 0});
+  fake->Publish("web", list);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  ASSERT_EQ(snap->upstreams.at(0)->nodes->Load()->nodes.size(), 100u);
+
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  serving.worker.Start(snap);
+  int fd = ConnectTo(serving.port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  int i = 0;
+  auto round_trip = [&] {
+    if (++i % 10 == 0) {  // the provider's next poll: same content, a new list
+      fake->Publish("web", list);
+      uv_run(&loop, UV_RUN_NOWAIT);
+    }
+    return RoundTrip(fd, kHelloRequest, &response_len);
+  };
+  for (int w = 0; w < 200; ++w) ASSERT_TRUE(round_trip()) << "warm-up " << w;
+  uint64_t total = turnpike::testing::TotalAllocations();
+  uint64_t mine = turnpike::testing::ThreadAllocations();
+  for (int r = 0; r < kRequests; ++r) ASSERT_TRUE(round_trip()) << "request " << r;
+  uint64_t others = (turnpike::testing::TotalAllocations() - total) -
+                    (turnpike::testing::ThreadAllocations() - mine);
+  EXPECT_EQ(others, 0u) << "heap allocations over " << kRequests << " warm requests";
+  EXPECT_GE(directory.stats().deduped, static_cast<uint64_t>(kRequests / 10));
+  EXPECT_EQ(directory.stats().stored, 1u);
+
+  close(fd);
+  serving.worker.Drain();
+  serving.worker.Join();
+  directory.Stop();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
 }
 
 TEST(PostArgAllocationTest, WarmFormRequestsDoNotAllocate) {

@@ -96,7 +96,6 @@ EOF
 ((${#ports[@]} == max_size)) || { echo "$bench_name: not enough free ports" >&2; exit 1; }
 
 # Upstream nginx processes, each answering `hello world` on its share of the ports ---------------
-nginx_pids=()
 for ((first = 0; first < max_size; first += per_nginx)); do
   name=nodes$first
   dir=$work/$name
@@ -113,12 +112,12 @@ for ((first = 0; first < max_size; first += per_nginx)); do
     for ((i = first; i < first + per_nginx && i < max_size; i++)); do
       echo "        listen 127.0.0.1:${ports[i]};"
     done
+    # shellcheck disable=SC2028  # nginx reads the \n itself
     echo "        location / { default_type text/plain; return 200 \"hello world\n\"; }"
     echo "    }"
     echo "}"
   } >"$dir/nginx.conf"
   start_nginx "$name" "${load_cpus[@]}"
-  nginx_pids+=("$REPLY")
   last=$((first + per_nginx < max_size ? first + per_nginx - 1 : max_size - 1))
   wait_ready "nginx $name" "$REPLY" "http://127.0.0.1:${ports[last]}/hello" "$dir/error.log"
 done

@@ -10,7 +10,7 @@
 #
 # In one run, for every size in SIZES and every round, a fresh gateway serves a wrk run per mode
 # (the order alternates between rounds); its CPU time (worker and control thread: the polling
-# counts) is sampled around each run. At the end, per size: medians of req/s, p99 and CPU µs per
+# counts; the control thread's share of a CPU is shown apart) is sampled around each run. At the end, per size: medians of req/s, p99 and CPU µs per
 # request, the ratio discovered/static of the medians and the median of each round's ratio (its
 # two runs are back to back, so it is the steadier figure on a busy machine); target >= 0.98x,
 # APISIX before its fix: 0.48x at 100 nodes.
@@ -172,22 +172,39 @@ start_gateway() {
   gw_url=http://127.0.0.1:$TURNPIKE_PORT/hello
 }
 
-run_wrk() {  # run_wrk DURATION OUTFILE: sets RUN_* (parse_wrk) and RUN_CPU_US
-  local dur=$1 out=$2 before after
+# ctl_ticks: CPU ticks of the gateway's main thread, the control thread (discovery runs there).
+ctl_ticks() {
+  local stat fields
+  stat=$(<"/proc/$gw_pid/task/$gw_pid/stat")
+  stat=${stat##*) }
+  read -r -a fields <<<"$stat"
+  echo $((fields[11] + fields[12]))
+}
+
+# run_wrk DURATION OUTFILE: sets RUN_* (parse_wrk), RUN_CPU_US (the gateway's CPU per request)
+# and RUN_CTL_PCT (the control thread's share of one CPU during the run).
+run_wrk() {
+  local dur=$1 out=$2 before after ctl_before ctl_after start end
   before=$(cpu_ticks "$gw_pid")
+  ctl_before=$(ctl_ticks)
+  start=$(date +%s.%N)
   "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "$gw_url" >"$out" 2>&1 &
   wrk_pid=$!
   wait "$wrk_pid" || true
   wrk_pid=
   after=$(cpu_ticks "$gw_pid")
+  ctl_after=$(ctl_ticks)
+  end=$(date +%s.%N)
   parse_wrk "$out" || exit 1
+  RUN_CTL_PCT=$(awk -v t=$((ctl_after - ctl_before)) -v hz="$clk_tck" -v s="$start" -v e="$end" \
+    'BEGIN {printf "%.2f", 100 * t / hz / (e - s)}')
   RUN_CPU_US=$(awk -v t=$((after - before)) -v hz="$clk_tck" -v n="$RUN_REQS" \
     'BEGIN {printf "%.2f", t / hz * 1e6 / n}')
 }
 
 echo "$bench_name: sizes ${sizes[*]}, $rounds rounds of $duration per mode, wrk -t$threads" \
   "-c$connections, fetch_interval ${fetch_interval}s, pinning: ${proxy_cpus[*]:-off}"
-declare -A rps p99 cpu ratios last_rps
+declare -A rps p99 cpu ctl ratios last_rps
 for ((round = 1; round <= rounds; round++)); do
   for s in "${sizes[@]}"; do
     if ((round % 2)); then modes=(static discovered); else modes=(discovered static); fi
@@ -203,8 +220,9 @@ for ((round = 1; round <= rounds; round++)); do
       last_rps[$mode]=$RUN_RPS
       p99[$mode $s]+="$RUN_P99 "
       cpu[$mode $s]+="$RUN_CPU_US "
-      printf '  round %d  %6d nodes  %-10s %10.0f req/s  p99 %7.3f ms  %7.2f us CPU/req\n' \
-        "$round" "$s" "$mode" "$RUN_RPS" "$RUN_P99" "$RUN_CPU_US"
+      ctl[$mode $s]+="$RUN_CTL_PCT "
+      printf '  round %d  %6d nodes  %-10s %10.0f req/s  p99 %7.3f ms  %7.2f us CPU/req  control thread %5.2f%%\n' \
+        "$round" "$s" "$mode" "$RUN_RPS" "$RUN_P99" "$RUN_CPU_US" "$RUN_CTL_PCT"
       stop_pid "$gw_pid"
     done
     # The two runs of a size are back to back: their ratio sees the same machine load.
@@ -214,8 +232,8 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 echo
-printf '%8s %14s %14s %8s %9s %12s %12s %14s %14s\n' nodes "static req/s" "disc. req/s" ratio \
-  "ratio/rd" "static p99" "disc. p99" "static us/req" "disc. us/req"
+printf '%8s %14s %14s %8s %9s %12s %12s %14s %14s %10s\n' nodes "static req/s" "disc. req/s" ratio \
+  "ratio/rd" "static p99" "disc. p99" "static us/req" "disc. us/req" "disc. ctl"
 for s in "${sizes[@]}"; do
   # shellcheck disable=SC2086  # the per-round values are space-separated on purpose
   {
@@ -225,9 +243,11 @@ for s in "${sizes[@]}"; do
     dp=$(median ${p99[discovered $s]})
     sc=$(median ${cpu[static $s]})
     dc=$(median ${cpu[discovered $s]})
+    dl=$(median ${ctl[discovered $s]})
   }
   # shellcheck disable=SC2086
   rr=$(awk -v m="$(median ${ratios[$s]})" 'BEGIN {printf "%.3f", m / 1000}')  # per mille
-  printf '%8d %14.0f %14.0f %7.3fx %8.3fx %10.3fms %10.3fms %14.2f %14.2f\n' "$s" "$sr" "$dr" \
-    "$(awk -v a="$dr" -v b="$sr" 'BEGIN {printf "%.3f", a / b}')" "$rr" "$sp" "$dp" "$sc" "$dc"
+  printf '%8d %14.0f %14.0f %7.3fx %8.3fx %10.3fms %10.3fms %14.2f %14.2f %9.2f%%\n' "$s" "$sr" \
+    "$dr" "$(awk -v a="$dr" -v b="$sr" 'BEGIN {printf "%.3f", a / b}')" "$rr" "$sp" "$dp" "$sc" \
+    "$dc" "$dl"
 done

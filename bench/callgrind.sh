@@ -19,6 +19,11 @@
 #        PROXY=nginx    measure nginx instead (one process: master_process off), as the plain
 #                       proxy of bench/compare.sh (keep-alive upstream, the forwarding headers
 #                       APISIX sets): the reference for Turnpike's counts on this machine
+#        NODES=1        nodes of the upstream, all the backend's address (round robin over
+#                       NODES entries: the picker's cost at that size, one pooled connection)
+#        DISCOVERY=     nacos: the nodes come from the fake Nacos (tests/support/fake_nacos.py)
+#                       polled every FETCH_INTERVAL=1 s instead of apisix.yaml (APISIX PR
+#                       #12258's story); the polls made while the extra requests run count too
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -68,6 +73,35 @@ if [[ -n ${PLUGINS_YAML:-} ]]; then
 fi
 keys=${KEYS:-0}
 [[ $keys =~ ^[0-9]+$ ]] || { echo "callgrind: KEYS must be a whole number" >&2; exit 2; }
+nodes=${NODES:-1}
+[[ $nodes =~ ^[1-9][0-9]*$ ]] || { echo "callgrind: NODES must be >= 1" >&2; exit 2; }
+upstream=$'      nodes:\n'
+if [[ ${DISCOVERY:-} == nacos ]]; then
+  # The fake Nacos answers the same NODES instances to every poll.
+  : >"$work/nacos.out"
+  python3 "$root/tests/support/fake_nacos.py" --port 0 >"$work/nacos.out" 2>&1 &
+  pids+=($!)
+  for ((i = 0; i < 100; i++)); do
+    nacos_port=$(awk '/^LISTENING/ {print $2}' "$work/nacos.out")
+    [[ -n $nacos_port ]] && break
+    sleep 0.1
+  done
+  [[ -n ${nacos_port:-} ]] || { echo "callgrind: fake nacos did not start" >&2; exit 1; }
+  python3 -c 'import json, sys; print(json.dumps([{"ip": "127.0.0.1", "port": int(sys.argv[1]),
+    "weight": 1.0}] * int(sys.argv[2])))' "$backend_port" "$nodes" |
+    curl -fsS -X POST --data-binary @- \
+      "http://127.0.0.1:$nacos_port/fake/instances?serviceName=bench" >/dev/null
+  printf 'discovery:\n  nacos:\n    host: ["http://127.0.0.1:%s"]\n    fetch_interval: %s\n' \
+    "$nacos_port" "${FETCH_INTERVAL:-1}" >>"$work/config.yaml"
+  upstream=$'      discovery_type: nacos\n      service_name: bench\n'
+elif [[ -n ${DISCOVERY:-} ]]; then
+  echo "callgrind: DISCOVERY must be nacos" >&2
+  exit 2
+else
+  for ((i = 0; i < nodes; i++)); do
+    upstream+="        - {host: 127.0.0.1, port: $backend_port, weight: 1}"$'\n'
+  done
+fi
 cat >"$work/apisix.yaml" <<EOF
 routes:
   - id: hello
@@ -75,9 +109,7 @@ routes:
 ${ROUTES_EXTRA:-}
 $plugins
     upstream:
-      nodes:
-        "127.0.0.1:$backend_port": 1
-#END
+$upstream#END
 EOF
 
 # requests COUNT: COUNT sequential keep-alive requests on one connection.
@@ -95,6 +127,22 @@ while True:
             sys.exit("callgrind: turnpike did not accept connections")
         time.sleep(0.2)
 head = b"GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: callgrind\r\nAccept: */*\r\n"
+# Discovered nodes arrive after start-up: wait for a first answer (the same in both runs).
+while True:
+    probe = socket.create_connection(("127.0.0.1", port), timeout=30)
+    probe.sendall(b"GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    answer = b""
+    while True:
+        chunk = probe.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    probe.close()
+    if answer.startswith(b"HTTP/1.1 200"):
+        break
+    if time.time() > deadline:
+        sys.exit("callgrind: /hello did not answer 200")
+    time.sleep(0.2)
 reqs = [head + b"X-Client: client-%d\r\n\r\n" % k for k in range(keys)] or [head + b"\r\n"]
 for i in range(count):
     s.sendall(reqs[i % len(reqs)])

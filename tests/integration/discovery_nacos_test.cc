@@ -2,13 +2,14 @@
 // FAKE Nacos server (support/fake_nacos.h: python3 following the Nacos v1 API; Nacos itself is
 // not installable here) that requires a login. Registered instances are served once ready, a
 // change is followed within a fetch_interval, an emptied service answers 503 and comes back, the
-// registry going away keeps the last nodes, discovery_args pick namespace and group, bad
-// credentials give 503 without holding readiness, and a bad `discovery.nacos` section stops the
-// daemon.
+// registry going away keeps the last nodes, discovery_args pick namespace and group, reloads
+// start and stop polling the services they add and remove, bad credentials give 503 without
+// holding readiness, and a bad `discovery.nacos` section stops the daemon.
 
 #include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "integration/itest.h"
 #include "support/fake_nacos.h"
@@ -168,6 +169,41 @@ TEST_F(DiscoveryNacosTest, TheRegistryGoneKeepsTheLastNodes) {
   ASSERT_TRUE(nacos_.Start(options)) << nacos_.error();
   ASSERT_TRUE(nacos_.SetInstances("web", {At(b_.get())}));
   EXPECT_TRUE(SpreadBecomes("/status/200", {{"B", 4}}));
+}
+
+TEST_F(DiscoveryNacosTest, ReloadsStartAndStopPollingServices) {
+  ASSERT_TRUE(nacos_.SetInstances("web", {At(a_.get())}));
+  ASSERT_TRUE(nacos_.SetInstances("other", {At(b_.get())}));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Section()));
+  auto asked = [&](const std::string& service) {
+    int n = 0;
+    for (const nlohmann::json& r : nacos_.Log()) {
+      if (r["path"] == "/nacos/v1/ns/instance/list" && r["query"]["serviceName"] == service) ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(asked("other"), 0);  // no upstream names it: never fetched
+  // A reload adds a route to "other": fetched at once and served; "web" served throughout.
+  std::string with_other = Routes();
+  with_other.insert(with_other.find("upstreams:"),
+                    "  - uri: /other/*\n    plugins:\n      proxy-rewrite: {regex_uri: "
+                    "[\"^/other/(.*)\", \"/$1\"]}\n    upstream: {discovery_type: nacos, "
+                    "service_name: other}\n");
+  ASSERT_TRUE(gw_.RewriteRoutes(with_other));
+  ASSERT_TRUE(gw_.Reload());
+  EXPECT_TRUE(SpreadBecomes("/other/status/200", {{"B", 4}}));
+  EXPECT_EQ(BackendOf(Get(gw_.port(), "/status/200")), "A");
+  // A reload without it: its polling stops.
+  ASSERT_TRUE(gw_.RewriteRoutes(Routes()));
+  ASSERT_TRUE(gw_.Reload());
+  ASSERT_TRUE(
+      PollUntil([&] { return Get(gw_.port(), "/other/status/200").status == 404; }, seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // a poll in flight ends
+  int before = asked("other");
+  EXPECT_GT(before, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // two more fetch intervals
+  EXPECT_EQ(asked("other"), before);
+  EXPECT_EQ(BackendOf(Get(gw_.port(), "/status/200")), "A");
 }
 
 TEST_F(DiscoveryNacosTest, BadCredentialsGive503WithoutHoldingReadiness) {

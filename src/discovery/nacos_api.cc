@@ -9,7 +9,7 @@
 namespace turnpike::discovery {
 namespace {
 
-void AppendParam(std::string *out, std::string_view name, std::string_view value) {
+void AppendParam(std::string* out, std::string_view name, std::string_view value) {
   out->push_back('&');
   out->append(name);
   out->push_back('=');
@@ -18,7 +18,7 @@ void AppendParam(std::string *out, std::string_view name, std::string_view value
 
 // An integer in [min, max] from a JSON number (1.0 counts: Nacos writes weights
 // as floats).
-std::optional<int64_t> IntegerIn(const nlohmann::json &v, int64_t min, int64_t max) {
+std::optional<int64_t> IntegerIn(const nlohmann::json& v, int64_t min, int64_t max) {
   double d = 0;
   if (v.is_number_integer()) {
     if (v.is_number_unsigned()) {
@@ -107,14 +107,14 @@ std::string NacosEncode(std::string_view s) {
   return out;
 }
 
-std::string NacosLoginTarget(const std::string &prefix, std::string_view username,
+std::string NacosLoginTarget(const std::string& prefix, std::string_view username,
                              std::string_view password) {
   std::string t = prefix + "auth/login?username=" + NacosEncode(username);
   AppendParam(&t, "password", password);
   return t;
 }
 
-std::string NacosListTarget(const std::string &prefix, const NacosListQuery &q) {
+std::string NacosListTarget(const std::string& prefix, const NacosListQuery& q) {
   std::string t = prefix + "ns/instance/list?healthyOnly=true";
   AppendParam(&t, "serviceName", q.service_name);
   if (!q.access_token.empty()) AppendParam(&t, "accessToken", q.access_token);
@@ -134,18 +134,18 @@ std::string NacosSignature(std::string_view key, std::string_view data) {
   unsigned char mac[EVP_MAX_MD_SIZE];
   size_t mac_len = 0;
   if (EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA1", nullptr, key.data(), key.size(),
-                reinterpret_cast<const unsigned char *>(data.data()), data.size(), mac, sizeof(mac),
+                reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, sizeof(mac),
                 &mac_len) == nullptr) {
     return "";
   }
   std::string out(4 * ((mac_len + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char *>(out.data()), mac,
-                          static_cast<int>(mac_len));
+  int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), mac, static_cast<int>(mac_len));
   out.resize(n < 0 ? 0 : static_cast<size_t>(n));
   return out;
 }
 
-bool ParseNacosLogin(std::string_view body, std::string *token, uint64_t *ttl_seconds) {
+bool ParseNacosLogin(std::string_view body, std::string* token, uint64_t* ttl_seconds) {
   nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return false;
   auto at = j.find("accessToken");
@@ -180,8 +180,8 @@ std::optional<std::string_view> FindTopLevelMember(std::string_view s, std::stri
   return std::nullopt;
 }
 
-bool ParseNacosInstances(std::string_view body, int default_weight, DiscoveredNodes *out,
-                         std::string *error) {
+bool ParseNacosInstances(std::string_view body, int default_weight, DiscoveredNodes* out,
+                         std::string* error) {
   out->clear();
   nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) {
@@ -191,7 +191,7 @@ bool ParseNacosInstances(std::string_view body, int default_weight, DiscoveredNo
   auto hosts = j.find("hosts");
   if (hosts == j.end() || !hosts->is_array()) return true;  // no instances (APISIX: {})
   out->reserve(hosts->size());
-  for (const nlohmann::json &h : *hosts) {
+  for (const nlohmann::json& h : *hosts) {
     if (!h.is_object()) {
       *error = "an entry of hosts is not an object";
       out->clear();

@@ -30,7 +30,7 @@ namespace turnpike::discovery {
 std::string NacosEncode(std::string_view s);
 
 // "{prefix}auth/login?username=..&password=..".
-std::string NacosLoginTarget(const std::string &prefix, std::string_view username,
+std::string NacosLoginTarget(const std::string& prefix, std::string_view username,
                              std::string_view password);
 
 struct NacosListQuery {
@@ -43,7 +43,7 @@ struct NacosListQuery {
   std::string_view secret_key;
   uint64_t now_ms = 0;
 };
-std::string NacosListTarget(const std::string &prefix, const NacosListQuery &query);
+std::string NacosListTarget(const std::string& prefix, const NacosListQuery& query);
 
 // base64(HMAC-SHA1(key, data)).
 std::string NacosSignature(std::string_view key, std::string_view data);
@@ -51,7 +51,7 @@ std::string NacosSignature(std::string_view key, std::string_view data);
 // The accessToken of a login answer and its lifetime (tokenTtl seconds, 0 when
 // absent). False when the body is not a JSON object with a non-empty string
 // accessToken.
-bool ParseNacosLogin(std::string_view body, std::string *token, uint64_t *ttl_seconds);
+bool ParseNacosLogin(std::string_view body, std::string* token, uint64_t* ttl_seconds);
 
 // The raw text of member `name` of the top-level JSON object in `json` (e.g.
 // the `hosts` array), by a scan that skips strings and nesting without building
@@ -67,7 +67,7 @@ std::optional<std::string_view> FindTopLevelMember(std::string_view json, std::s
 // gives host "", a port that is not an integer 0..65535 gives -1, a weight that
 // is not an integer >= 0 (0.5, "2") gives -1. False, with `error`, when the
 // body is not a JSON object or an entry of `hosts` is not an object.
-bool ParseNacosInstances(std::string_view body, int default_weight, DiscoveredNodes *out,
-                         std::string *error);
+bool ParseNacosInstances(std::string_view body, int default_weight, DiscoveredNodes* out,
+                         std::string* error);
 
 }  // namespace turnpike::discovery

@@ -15,7 +15,7 @@ bool IsNameChar(char c) {  // APISIX's [a-zA-Z0-9-_.]
 
 // An integer >= `min` (JSON integers, or floats with an integral value as
 // lua-cjson reads them).
-std::optional<int64_t> ReadInt(const nlohmann::json &v, int64_t min) {
+std::optional<int64_t> ReadInt(const nlohmann::json& v, int64_t min) {
   int64_t n = 0;
   if (v.is_number_integer()) {
     n = v.get<int64_t>();
@@ -32,7 +32,7 @@ std::optional<int64_t> ReadInt(const nlohmann::json &v, int64_t min) {
 
 // APISIX's host pattern ^http(s)?://([a-zA-Z0-9-_.]+:.+@)?[a-zA-Z0-9-_.:]+$
 // (2..100 characters), then the port. Fills `out`; returns an error text.
-std::string ParseHost(const std::string &url, NacosHost *out) {
+std::string ParseHost(const std::string& url, NacosHost* out) {
   const std::string kShape = "\"" + url + "\" is not http://[user:pass@]host[:port]";
   if (url.size() < 2 || url.size() > 100) return "must be 2 to 100 characters";
   std::string_view rest = url;
@@ -77,7 +77,7 @@ std::string ParseHost(const std::string &url, NacosHost *out) {
 
 }  // namespace
 
-StatusOr<NacosProviderConfig> ParseNacosProviderConfig(const nlohmann::json &conf) {
+StatusOr<NacosProviderConfig> ParseNacosProviderConfig(const nlohmann::json& conf) {
   NacosProviderConfig c;
   if (conf.is_array()) {
     return Status::Error(
@@ -86,7 +86,7 @@ StatusOr<NacosProviderConfig> ParseNacosProviderConfig(const nlohmann::json &con
   }
   if (!conf.is_object()) return Status::Error("must be an object");
   bool has_host = false;
-  for (const auto &[key, v] : conf.items()) {
+  for (const auto& [key, v] : conf.items()) {
     if (key == "host") {
       has_host = true;
       if (!v.is_array() || v.empty()) return Status::Error("host: must be a non-empty list");
@@ -118,8 +118,8 @@ StatusOr<NacosProviderConfig> ParseNacosProviderConfig(const nlohmann::json &con
       c.weight = static_cast<int>(*n);
     } else if (key == "timeout") {
       if (!v.is_object()) return Status::Error("timeout: must be an object");
-      for (const auto &[tk, tv] : v.items()) {
-        double *field = tk == "connect" ? &c.connect_timeout
+      for (const auto& [tk, tv] : v.items()) {
+        double* field = tk == "connect" ? &c.connect_timeout
                         : tk == "send"  ? &c.send_timeout
                         : tk == "read"  ? &c.read_timeout
                                         : nullptr;

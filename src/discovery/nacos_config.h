@@ -55,6 +55,6 @@ struct NacosProviderConfig {
 
 // Validates `discovery.nacos`. Errors name the field, e.g. `host[1]: "ftp://x"
 // is not http(s)://[user:pass@]host[:port]`.
-StatusOr<NacosProviderConfig> ParseNacosProviderConfig(const nlohmann::json &conf);
+StatusOr<NacosProviderConfig> ParseNacosProviderConfig(const nlohmann::json& conf);
 
 }  // namespace turnpike::discovery

@@ -15,10 +15,10 @@ namespace turnpike::discovery {
 namespace {
 
 constexpr size_t kMaxInFlight = 4;  // list requests at a time, per round
-constexpr const char *kDefaultNamespace = "public";
-constexpr const char *kDefaultGroup = "DEFAULT_GROUP";
+constexpr const char* kDefaultNamespace = "public";
+constexpr const char* kDefaultGroup = "DEFAULT_GROUP";
 
-std::string Describe(const http_client::Result &r) {
+std::string Describe(const http_client::Result& r) {
   if (!r.ok()) {
     std::string e(http_client::ErrorName(r.error));
     if (r.uv_error != 0) e += std::string(" (") + uv_strerror(r.uv_error) + ")";
@@ -27,7 +27,7 @@ std::string Describe(const http_client::Result &r) {
   return "status " + std::to_string(r.response.status);
 }
 
-bool ConnectProblem(const http_client::Result &r) {
+bool ConnectProblem(const http_client::Result& r) {
   return r.error == http_client::Error::kConnectFailed ||
          r.error == http_client::Error::kConnectTimeout;
 }
@@ -63,7 +63,7 @@ struct NacosProvider::Service {
 };
 
 NacosProvider::NacosProvider(NacosProviderConfig config) : config_(std::move(config)) {
-  for (const NacosHost &h : config_.hosts) {
+  for (const NacosHost& h : config_.hosts) {
     Host host;
     host.conf = h;
     host.host_header = h.port == 80 ? h.host : h.host + ":" + std::to_string(h.port);
@@ -75,22 +75,22 @@ NacosProvider::NacosProvider(NacosProviderConfig config) : config_(std::move(con
 
 NacosProvider::~NacosProvider() = default;
 
-NacosProvider::Host &NacosProvider::current_host() {
+NacosProvider::Host& NacosProvider::current_host() {
   return hosts_[(round_start_host_ + hosts_tried_) % hosts_.size()];
 }
 
-NacosProvider::Key NacosProvider::KeyOf(const ServiceRef &ref) {
+NacosProvider::Key NacosProvider::KeyOf(const ServiceRef& ref) {
   Key key{kDefaultNamespace, kDefaultGroup, ref.service_name};
   if (auto it = ref.args.find("namespace_id"); it != ref.args.end()) key.namespace_id = it->second;
   if (auto it = ref.args.find("group_name"); it != ref.args.end()) key.group_name = it->second;
   return key;
 }
 
-Status NacosProvider::Start(const DiscoveryEnvironment &env) {
+Status NacosProvider::Start(const DiscoveryEnvironment& env) {
   sink_ = env.sink;
   loop_ = env.loop;
   client_ = std::make_unique<http_client::Client>(loop_);
-  if (std::any_of(hosts_.begin(), hosts_.end(), [](const Host &h) { return h.is_name; })) {
+  if (std::any_of(hosts_.begin(), hosts_.end(), [](const Host& h) { return h.is_name; })) {
     resolver_ = std::make_unique<AresResolver>(loop_);
     if (Status s = resolver_->Start(); !s.ok()) {
       // Not fatal: IP-literal hosts still work; the named ones fail their
@@ -117,12 +117,12 @@ void NacosProvider::Stop() {
   services_.clear();
   if (client_) client_->Close();
   if (resolver_) resolver_->Stop();
-  if (started_) uv_close(reinterpret_cast<uv_handle_t *>(&timer_), nullptr);
+  if (started_) uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
 }
 
-void NacosProvider::Watch(const ServiceRef &ref) {
+void NacosProvider::Watch(const ServiceRef& ref) {
   if (stopped_) return;
-  std::unique_ptr<Service> &s = services_[KeyOf(ref)];
+  std::unique_ptr<Service>& s = services_[KeyOf(ref)];
   bool added = s == nullptr;
   if (added) s = std::make_unique<Service>();
   if (!s->refs.insert(ref).second) return;
@@ -130,7 +130,7 @@ void NacosProvider::Watch(const ServiceRef &ref) {
   if (added) Schedule();
 }
 
-void NacosProvider::Unwatch(const ServiceRef &ref) {
+void NacosProvider::Unwatch(const ServiceRef& ref) {
   Key key = KeyOf(ref);
   auto it = services_.find(key);
   if (it == services_.end()) return;
@@ -143,20 +143,20 @@ void NacosProvider::Unwatch(const ServiceRef &ref) {
 
 bool NacosProvider::ready() const {
   return std::all_of(services_.begin(), services_.end(),
-                     [](const auto &entry) { return entry.second->answered; });
+                     [](const auto& entry) { return entry.second->answered; });
 }
 
 void NacosProvider::Schedule() {
   if (stopped_ || !started_ || in_round_) return;
   uint64_t next = UINT64_MAX;
-  for (const auto &[key, s] : services_) next = std::min(next, s->next_ms);
+  for (const auto& [key, s] : services_) next = std::min(next, s->next_ms);
   if (next == UINT64_MAX) {
     uv_timer_stop(&timer_);
     return;
   }
   uint64_t now = uv_now(loop_);
   uv_timer_start(
-      &timer_, [](uv_timer_t *t) { static_cast<NacosProvider *>(t->data)->StartRound(); },
+      &timer_, [](uv_timer_t* t) { static_cast<NacosProvider*>(t->data)->StartRound(); },
       next > now ? next - now : 0, 0);
 }
 
@@ -165,7 +165,7 @@ void NacosProvider::StartRound() {
   uv_update_time(loop_);
   uint64_t now = uv_now(loop_);
   todo_.clear();
-  for (const auto &[key, s] : services_) {
+  for (const auto& [key, s] : services_) {
     if (s->next_ms <= now) todo_.push_back(key);
   }
   if (todo_.empty()) {
@@ -186,7 +186,7 @@ void NacosProvider::StartRound() {
 }
 
 void NacosProvider::TryHost() {
-  Host &host = current_host();
+  Host& host = current_host();
   uint64_t now = uv_now(loop_);
   if (host.is_name && (!host.have_origin || now >= host.resolved_until_ms)) {
     if (!resolver_) {
@@ -196,9 +196,9 @@ void NacosProvider::TryHost() {
       HostDone();
       return;
     }
-    resolve_id_ = resolver_->Resolve(host.conf.host, [this](const Resolution &r) {
+    resolve_id_ = resolver_->Resolve(host.conf.host, [this](const Resolution& r) {
       resolve_id_ = 0;
-      Host &h = current_host();
+      Host& h = current_host();
       if (!r.ok) {
         host_error_ = "lookup of " + h.conf.host + " failed: " + r.error;
         h.have_origin = false;
@@ -208,7 +208,7 @@ void NacosProvider::TryHost() {
         return;
       }
       upstream::Node probe;
-      SetAddress(reinterpret_cast<const sockaddr *>(&r.addr), r.addr_len,
+      SetAddress(reinterpret_cast<const sockaddr*>(&r.addr), r.addr_len,
                  static_cast<uint16_t>(h.conf.port), &probe);
       std::memcpy(&h.origin.addr, &probe.addr, sizeof(h.origin.addr));
       h.origin.len = r.addr_len;
@@ -226,7 +226,7 @@ void NacosProvider::TryHost() {
   FetchMore();
 }
 
-void NacosProvider::Login(Host *host) {
+void NacosProvider::Login(Host* host) {
   ++stats_.logins;
   awaiting_login_ = false;
   host->token.clear();
@@ -239,7 +239,7 @@ void NacosProvider::Login(Host *host) {
   req.send_timeout = config_.send_timeout;
   req.read_timeout = config_.read_timeout;
   login_ = client_->Fetch(host->origin, std::move(req), [this](http_client::Result r) {
-    Host &h = current_host();
+    Host& h = current_host();
     std::string token;
     uint64_t ttl = 0;
     if (r.ok() && r.response.status == 200 && ParseNacosLogin(r.response.body, &token, &ttl)) {
@@ -275,9 +275,9 @@ void NacosProvider::FetchMore() {
   if (todo_.empty() && inflight_.empty()) HostDone();
 }
 
-void NacosProvider::Fetch(const Key &key) {
+void NacosProvider::Fetch(const Key& key) {
   ++stats_.requests;
-  Host &host = current_host();
+  Host& host = current_host();
   NacosListQuery q;
   q.service_name = key.service_name;
   q.namespace_id = key.namespace_id;
@@ -313,13 +313,13 @@ void NacosProvider::Fetch(const Key &key) {
       });
 }
 
-void NacosProvider::OnList(const Key &key, http_client::Result r) {
+void NacosProvider::OnList(const Key& key, http_client::Result r) {
   auto it = services_.find(key);
   if (it == services_.end()) return;  // unwatched meanwhile
-  Service *s = it->second.get();
+  Service* s = it->second.get();
   std::string error;
   if (r.ok() && r.response.status == 200) {
-    const std::string &body = r.response.body;
+    const std::string& body = r.response.body;
     std::optional<std::string_view> hosts = FindTopLevelMember(body, "hosts");
     if (hosts && s->has_hosts_text && *hosts == s->hosts_text) {
       ++stats_.unchanged;
@@ -353,7 +353,7 @@ void NacosProvider::OnList(const Key &key, http_client::Result r) {
 }
 
 void NacosProvider::HostDone() {
-  Host &host = current_host();
+  Host& host = current_host();
   if (!failed_.empty() && !host_answered_) {
     if (!host.failing) {
       spdlog::warn("discovery nacos: {} failed ({}){}", host.conf.url, host_error_,
@@ -365,7 +365,7 @@ void NacosProvider::HostDone() {
     host.failing = false;
   }
   ++hosts_tried_;
-  std::erase_if(failed_, [this](const Key &k) { return services_.count(k) == 0; });
+  std::erase_if(failed_, [this](const Key& k) { return services_.count(k) == 0; });
   if (!failed_.empty() && hosts_tried_ < hosts_.size()) {
     todo_ = std::move(failed_);
     failed_.clear();
@@ -380,10 +380,10 @@ void NacosProvider::HostDone() {
 }
 
 void NacosProvider::EndRound() {
-  for (const Key &key : failed_) {
+  for (const Key& key : failed_) {
     auto it = services_.find(key);
     if (it == services_.end()) continue;
-    Service *s = it->second.get();
+    Service* s = it->second.get();
     if (!s->failing) {
       spdlog::warn("discovery nacos: {}/{}/{} failed on every host (last: {}), {}",
                    key.namespace_id, key.group_name, key.service_name, host_error_,
@@ -402,13 +402,13 @@ void NacosProvider::EndRound() {
   Schedule();
 }
 
-void NacosProvider::Publish(Service *s, DiscoveredNodesConstSharedPtr nodes) {
+void NacosProvider::Publish(Service* s, DiscoveredNodesConstSharedPtr nodes) {
   s->nodes = std::move(nodes);
-  for (const ServiceRef &ref : s->refs) sink_->Publish(ref, s->nodes);
+  for (const ServiceRef& ref : s->refs) sink_->Publish(ref, s->nodes);
 }
 
 StatusOr<std::unique_ptr<DiscoveryProvider>> NacosProviderFactory::Create(
-    const nlohmann::json &conf) const {
+    const nlohmann::json& conf) const {
   StatusOr<NacosProviderConfig> c = ParseNacosProviderConfig(conf);
   if (!c.ok()) return c.status();
   return std::unique_ptr<DiscoveryProvider>(std::make_unique<NacosProvider>(std::move(c).value()));

@@ -61,9 +61,9 @@ class NacosProvider final : public DiscoveryProvider {
   // Start() never was).
   ~NacosProvider() override;
 
-  Status Start(const DiscoveryEnvironment &env) override;
-  void Watch(const ServiceRef &service) override;
-  void Unwatch(const ServiceRef &service) override;
+  Status Start(const DiscoveryEnvironment& env) override;
+  void Watch(const ServiceRef& service) override;
+  void Unwatch(const ServiceRef& service) override;
   void Stop() override;
   // True once every service watched so far had its first answer (or failed on
   // every host).
@@ -77,7 +77,7 @@ class NacosProvider final : public DiscoveryProvider {
     uint64_t parsed = 0;     // answers parsed and published
     uint64_t unchanged = 0;  // answers whose hosts text was the last one's: not parsed
   };
-  const Stats &stats() const { return stats_; }
+  const Stats& stats() const { return stats_; }
   // Tests: the first host of each round is hosts[draw % hosts.size()].
   void SeedForTest(uint32_t seed) { random_.seed(seed); }
 
@@ -88,27 +88,27 @@ class NacosProvider final : public DiscoveryProvider {
     std::string namespace_id;
     std::string group_name;
     std::string service_name;
-    auto operator<=>(const Key &) const = default;
+    auto operator<=>(const Key&) const = default;
   };
   struct Service;
   struct Host;
 
-  static Key KeyOf(const ServiceRef &ref);
+  static Key KeyOf(const ServiceRef& ref);
   void Schedule();
   void StartRound();
   void TryHost();
-  void Login(Host *host);
+  void Login(Host* host);
   void FetchMore();
-  void Fetch(const Key &key);
-  void OnList(const Key &key, http_client::Result result);
+  void Fetch(const Key& key);
+  void OnList(const Key& key, http_client::Result result);
   void HostDone();
   void EndRound();
-  void Publish(Service *service, DiscoveredNodesConstSharedPtr nodes);
-  Host &current_host();  // the host the round is on
+  void Publish(Service* service, DiscoveredNodesConstSharedPtr nodes);
+  Host& current_host();  // the host the round is on
 
   NacosProviderConfig config_;
-  DiscoverySink *sink_ = nullptr;
-  uv_loop_t *loop_ = nullptr;
+  DiscoverySink* sink_ = nullptr;
+  uv_loop_t* loop_ = nullptr;
   std::unique_ptr<http_client::Client> client_;
   std::unique_ptr<AresResolver> resolver_;  // only when a host is a domain name
   uv_timer_t timer_{};
@@ -138,7 +138,7 @@ class NacosProvider final : public DiscoveryProvider {
 class NacosProviderFactory final : public DiscoveryProviderFactory {
  public:
   std::string_view name() const override { return "nacos"; }
-  StatusOr<std::unique_ptr<DiscoveryProvider>> Create(const nlohmann::json &conf) const override;
+  StatusOr<std::unique_ptr<DiscoveryProvider>> Create(const nlohmann::json& conf) const override;
 };
 
 }  // namespace turnpike::discovery

@@ -10,7 +10,7 @@
 namespace turnpike::discovery {
 namespace {
 
-std::string ConfigError(const char *json) {
+std::string ConfigError(const char* json) {
   StatusOr<NacosProviderConfig> c = ParseNacosProviderConfig(nlohmann::json::parse(json));
   return c.ok() ? "" : c.status().message();
 }
@@ -19,7 +19,7 @@ TEST(NacosConfigTest, DefaultsAsApisix) {
   StatusOr<NacosProviderConfig> c =
       ParseNacosProviderConfig(nlohmann::json::parse(R"({"host": ["http://127.0.0.1:8848"]})"));
   ASSERT_TRUE(c.ok()) << c.status().message();
-  const NacosProviderConfig &v = c.value();
+  const NacosProviderConfig& v = c.value();
   ASSERT_EQ(v.hosts.size(), 1u);
   EXPECT_EQ(v.hosts[0].host, "127.0.0.1");
   EXPECT_EQ(v.hosts[0].port, 8848);
@@ -39,7 +39,7 @@ TEST(NacosConfigTest, EveryField) {
     "timeout": {"connect": 100, "read": 300},
     "access_key": "ak", "secret_key": "sk"})"));
   ASSERT_TRUE(c.ok()) << c.status().message();
-  const NacosProviderConfig &v = c.value();
+  const NacosProviderConfig& v = c.value();
   // user:pass split at the first ':', the host after the last '@'.
   EXPECT_EQ(v.hosts[0].username, "nacos");
   EXPECT_EQ(v.hosts[0].password, "p@ss:w");

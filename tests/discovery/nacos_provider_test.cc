@@ -28,11 +28,11 @@ using testing::FakeNacos;
 
 class RecordingSink final : public DiscoverySink {
  public:
-  void Publish(const ServiceRef &service, DiscoveredNodesConstSharedPtr nodes) override {
+  void Publish(const ServiceRef& service, DiscoveredNodesConstSharedPtr nodes) override {
     published.emplace_back(service, nodes != nullptr ? *nodes : DiscoveredNodes{});
   }
   // The last list published for `service`, or nullopt.
-  std::optional<DiscoveredNodes> Last(const ServiceRef &service) const {
+  std::optional<DiscoveredNodes> Last(const ServiceRef& service) const {
     for (auto it = published.rbegin(); it != published.rend(); ++it) {
       if (it->first == service) return it->second;
     }
@@ -41,28 +41,28 @@ class RecordingSink final : public DiscoverySink {
   std::vector<std::pair<ServiceRef, DiscoveredNodes>> published;
 };
 
-nlohmann::json Instance(const std::string &ip, int port, nlohmann::json weight = 1.0) {
+nlohmann::json Instance(const std::string& ip, int port, nlohmann::json weight = 1.0) {
   // A null weight: the fake leaves the field out (Nacos always writes one).
   return {{"ip", ip}, {"port", port}, {"weight", weight}};
 }
 
-std::string Describe(const std::optional<DiscoveredNodes> &nodes) {
+std::string Describe(const std::optional<DiscoveredNodes>& nodes) {
   if (!nodes) return "(nothing published)";
   std::string out;
-  for (const DiscoveredNode &n : *nodes) {
+  for (const DiscoveredNode& n : *nodes) {
     out += n.host + ":" + std::to_string(n.port) + " w" + std::to_string(n.weight) + "; ";
   }
   return out.empty() ? "(none)" : out;
 }
 
-ServiceRef Ref(const std::string &name, std::map<std::string, std::string> args = {}) {
+ServiceRef Ref(const std::string& name, std::map<std::string, std::string> args = {}) {
   return ServiceRef{name, std::move(args)};
 }
 
 // The Nacos API requests in the fake's log whose path ends with `op`.
-std::vector<nlohmann::json> Requests(FakeNacos &nacos, const std::string &op) {
+std::vector<nlohmann::json> Requests(FakeNacos& nacos, const std::string& op) {
   std::vector<nlohmann::json> out;
-  for (const nlohmann::json &r : nacos.Log()) {
+  for (const nlohmann::json& r : nacos.Log()) {
     std::string path = r["path"];
     if (path.size() >= op.size() && path.compare(path.size() - op.size(), op.size(), op) == 0) {
       out.push_back(r);
@@ -88,7 +88,7 @@ class NacosProviderTest : public ::testing::Test {
     EXPECT_EQ(uv_loop_close(&loop_), 0);
   }
 
-  static NacosHost HostOf(int port, const std::string &user = "", const std::string &pass = "") {
+  static NacosHost HostOf(int port, const std::string& user = "", const std::string& pass = "") {
     NacosHost h;
     h.host = "127.0.0.1";
     h.port = port;
@@ -102,7 +102,7 @@ class NacosProviderTest : public ::testing::Test {
     provider_ = std::make_unique<NacosProvider>(config_);
     ASSERT_TRUE(provider_->Start(DiscoveryEnvironment{&sink_, &loop_}).ok());
   }
-  bool RunUntil(const std::function<bool()> &done, milliseconds limit) {
+  bool RunUntil(const std::function<bool()>& done, milliseconds limit) {
     auto deadline = std::chrono::steady_clock::now() + limit;
     while (!done()) {
       if (std::chrono::steady_clock::now() > deadline) return false;
@@ -114,14 +114,14 @@ class NacosProviderTest : public ::testing::Test {
     RunUntil([] { return false; }, d);
   }
   // Watches `ref` and waits for its first answer.
-  std::optional<DiscoveredNodes> First(const ServiceRef &ref) {
+  std::optional<DiscoveredNodes> First(const ServiceRef& ref) {
     provider_->Watch(ref);
     EXPECT_TRUE(RunUntil([&] { return sink_.Last(ref).has_value(); }, seconds(5)))
         << ref.service_name << ": no answer";
     return sink_.Last(ref);
   }
   // Waits until the last list published for `ref` is `want`.
-  bool WaitFor(const ServiceRef &ref, const DiscoveredNodes &want,
+  bool WaitFor(const ServiceRef& ref, const DiscoveredNodes& want,
                milliseconds limit = seconds(5)) {
     return RunUntil([&] { return sink_.Last(ref) == want; }, limit);
   }
@@ -179,7 +179,7 @@ TEST_F(NacosProviderTest, DiscoveryArgsPickNamespaceAndGroupAndSpellingsShareAFe
   // One round: three distinct Nacos services, one request each.
   std::vector<nlohmann::json> lists = Requests(nacos_, "ns/instance/list");
   std::set<std::string> asked;
-  for (const nlohmann::json &r : lists) {
+  for (const nlohmann::json& r : lists) {
     asked.insert(r["query"]["namespaceId"].get<std::string>() + "/" +
                  r["query"]["groupName"].get<std::string>());
   }
@@ -345,7 +345,7 @@ TEST_F(NacosProviderTest, AccessKeyAndSecretKeySignEachListRequest) {
   ASSERT_TRUE(First(Ref("web", {{"group_name", "G"}})).has_value());
   std::vector<nlohmann::json> lists = Requests(nacos_, "ns/instance/list");
   ASSERT_FALSE(lists.empty());
-  const nlohmann::json &q = lists[0]["query"];
+  const nlohmann::json& q = lists[0]["query"];
   EXPECT_EQ(q["ak"], "my-ak");
   std::string data = q["data"];
   EXPECT_NE(data.find("@@G@@web"), std::string::npos) << data;

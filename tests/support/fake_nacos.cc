@@ -10,9 +10,9 @@
 namespace turnpike::testing {
 namespace {
 
-constexpr const char *kPython = "/usr/bin/python3";
+constexpr const char* kPython = "/usr/bin/python3";
 
-std::string Encode(const std::string &s) {
+std::string Encode(const std::string& s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
@@ -31,7 +31,7 @@ bool FakeNacos::Available() { return access(kPython, X_OK) == 0; }
 
 std::string FakeNacos::Script() { return TURNPIKE_FAKE_NACOS_PY; }
 
-bool FakeNacos::Start(const Options &options) {
+bool FakeNacos::Start(const Options& options) {
   Kill();
   std::vector<std::string> args = {Script(),
                                    "--port",
@@ -70,7 +70,7 @@ bool FakeNacos::Start(const Options &options) {
 
 void FakeNacos::Kill() { process_.reset(); }
 
-bool FakeNacos::Post(const std::string &target, const std::string &body) {
+bool FakeNacos::Post(const std::string& target, const std::string& body) {
   HttpRequest req;
   req.method = "POST";
   req.target = target;
@@ -83,15 +83,15 @@ bool FakeNacos::Post(const std::string &target, const std::string &body) {
   return true;
 }
 
-bool FakeNacos::SetInstances(const std::string &service,
-                             const std::vector<nlohmann::json> &instances,
-                             const std::string &namespace_id, const std::string &group) {
+bool FakeNacos::SetInstances(const std::string& service,
+                             const std::vector<nlohmann::json>& instances,
+                             const std::string& namespace_id, const std::string& group) {
   return Post("/fake/instances?serviceName=" + Encode(service) +
                   "&namespaceId=" + Encode(namespace_id) + "&groupName=" + Encode(group),
               nlohmann::json(instances).dump());
 }
 
-bool FakeNacos::SetBehaviour(const nlohmann::json &behaviour) {
+bool FakeNacos::SetBehaviour(const nlohmann::json& behaviour) {
   return Post("/fake/behaviour", behaviour.dump());
 }
 

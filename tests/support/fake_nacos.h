@@ -28,7 +28,7 @@ class FakeNacos {
 
   // Starts the server (on a free port the first time, on the same port again
   // after Kill()). False with error() when it could not.
-  bool Start(const Options &options);
+  bool Start(const Options& options);
   bool Start() { return Start(Options{}); }
   // Gone at once (SIGKILL): its state (instances, tokens) is lost, as a
   // registry restarted.
@@ -37,12 +37,12 @@ class FakeNacos {
   // Replaces the instances of `service` in `namespace_id` / `group`. Each
   // instance is a JSON object {ip, port, weight, healthy, enabled, metadata}
   // (Nacos' fields are filled in), or anything else for odd answers.
-  bool SetInstances(const std::string &service, const std::vector<nlohmann::json> &instances,
-                    const std::string &namespace_id = "public",
-                    const std::string &group = "DEFAULT_GROUP");
+  bool SetInstances(const std::string& service, const std::vector<nlohmann::json>& instances,
+                    const std::string& namespace_id = "public",
+                    const std::string& group = "DEFAULT_GROUP");
   // {"delay_ms": N, "status": CODE, "body": TEXT, "expire_tokens": true}; {}
   // for normal.
-  bool SetBehaviour(const nlohmann::json &behaviour);
+  bool SetBehaviour(const nlohmann::json& behaviour);
   // The Nacos API requests received so far: [{"method", "path", "query":
   // {...}}].
   nlohmann::json Log();
@@ -50,13 +50,13 @@ class FakeNacos {
 
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  const std::string &error() const { return error_; }
+  const std::string& error() const { return error_; }
 
   static bool Available();  // python3 is installed
   static std::string Script();
 
  private:
-  bool Post(const std::string &target, const std::string &body);
+  bool Post(const std::string& target, const std::string& body);
 
   int port_ = 0;
   std::string error_;

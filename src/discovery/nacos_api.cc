@@ -16,8 +16,7 @@ void AppendParam(std::string* out, std::string_view name, std::string_view value
   out->append(NacosEncode(value));
 }
 
-// An integer in [min, max] from a JSON number (1.0 counts: Nacos writes weights
-// as floats).
+// An integer in [min, max] from a JSON number (1.0 counts: Nacos writes weights as floats).
 std::optional<int64_t> IntegerIn(const nlohmann::json& v, int64_t min, int64_t max) {
   double d = 0;
   if (v.is_number_integer()) {
@@ -39,8 +38,7 @@ std::optional<int64_t> IntegerIn(const nlohmann::json& v, int64_t min, int64_t m
   return static_cast<int64_t>(d);
 }
 
-// Skips a JSON string starting at s[i] == '"'; returns the index after its
-// closing quote or npos.
+// Skips a JSON string starting at s[i] == '"'; returns the index after its closing quote or npos.
 size_t SkipString(std::string_view s, size_t i) {
   for (++i; i < s.size(); ++i) {
     if (s[i] == '\\') {
@@ -57,9 +55,8 @@ size_t SkipSpace(std::string_view s, size_t i) {
   return i;
 }
 
-// Skips one JSON value starting at s[i]; returns the index after it or npos.
-// Scalars are taken as the run up to the next delimiter (their validity is the
-// parser's business).
+// Skips one JSON value starting at s[i]; returns the index after it or npos. Scalars are taken as
+// the run up to the next delimiter (their validity is the parser's business).
 size_t SkipValue(std::string_view s, size_t i) {
   if (i >= s.size()) return std::string_view::npos;
   if (s[i] == '"') return SkipString(s, i);

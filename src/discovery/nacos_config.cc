@@ -13,8 +13,7 @@ bool IsNameChar(char c) {  // APISIX's [a-zA-Z0-9-_.]
          c == '_' || c == '.';
 }
 
-// An integer >= `min` (JSON integers, or floats with an integral value as
-// lua-cjson reads them).
+// An integer >= `min` (JSON integers, or floats with an integral value as lua-cjson reads them).
 std::optional<int64_t> ReadInt(const nlohmann::json& v, int64_t min) {
   int64_t n = 0;
   if (v.is_number_integer()) {
@@ -30,8 +29,8 @@ std::optional<int64_t> ReadInt(const nlohmann::json& v, int64_t min) {
   return n;
 }
 
-// APISIX's host pattern ^http(s)?://([a-zA-Z0-9-_.]+:.+@)?[a-zA-Z0-9-_.:]+$
-// (2..100 characters), then the port. Fills `out`; returns an error text.
+// APISIX's host pattern ^http(s)?://([a-zA-Z0-9-_.]+:.+@)?[a-zA-Z0-9-_.:]+$ (2..100 characters),
+// then the port. Fills `out`; returns an error text.
 std::string ParseHost(const std::string& url, NacosHost* out) {
   const std::string kShape = "\"" + url + "\" is not http://[user:pass@]host[:port]";
   if (url.size() < 2 || url.size() > 100) return "must be 2 to 100 characters";

@@ -93,12 +93,9 @@ Status NacosProvider::Start(const DiscoveryEnvironment& env) {
   if (std::any_of(hosts_.begin(), hosts_.end(), [](const Host& h) { return h.is_name; })) {
     resolver_ = std::make_unique<AresResolver>(loop_);
     if (Status s = resolver_->Start(); !s.ok()) {
-      // Not fatal: IP-literal hosts still work; the named ones fail their
-      // lookups.
-      spdlog::error(
-          "discovery nacos: {}; host names in discovery.nacos.host "
-          "will not resolve",
-          s.message());
+      // Not fatal: IP-literal hosts still work; the named ones fail their lookups.
+      spdlog::error("discovery nacos: {}; host names in discovery.nacos.host will not resolve",
+                    s.message());
     }
   }
   uv_timer_init(loop_, &timer_);
@@ -136,8 +133,8 @@ void NacosProvider::Unwatch(const ServiceRef& ref) {
   if (it == services_.end()) return;
   it->second->refs.erase(ref);
   if (!it->second->refs.empty()) return;
-  // A request in flight for it finishes (its answer is dropped) so that the
-  // round ends as usual; todo_ and failed_ skip services no longer known.
+  // A request in flight for it finishes (its answer is dropped) so that the round ends as usual;
+  // todo_ and failed_ skip services no longer known.
   services_.erase(it);
 }
 
@@ -244,8 +241,7 @@ void NacosProvider::Login(Host* host) {
     uint64_t ttl = 0;
     if (r.ok() && r.response.status == 200 && ParseNacosLogin(r.response.body, &token, &ttl)) {
       h.token = std::move(token);
-      // Without tokenTtl the token serves this round only (APISIX logs in
-      // every round).
+      // Without tokenTtl the token serves this round only (APISIX logs in every round).
       h.token_until_ms = uv_now(loop_) + ttl * 900;
       FetchMore();
       return;
@@ -254,8 +250,7 @@ void NacosProvider::Login(Host* host) {
                                           ? std::string("no accessToken in the answer")
                                           : Describe(r));
     if (ConnectProblem(r) && h.is_name) h.have_origin = false;
-    // Nothing is in flight while logging in: every service left fails on
-    // this host.
+    // Nothing is in flight while logging in: every service left fails on this host.
     failed_.insert(failed_.end(), todo_.begin(), todo_.end());
     todo_.clear();
     HostDone();
@@ -300,8 +295,7 @@ void NacosProvider::Fetch(const Key& key) {
       client_->Fetch(host.origin, std::move(req), [this, key, with_token](http_client::Result r) {
         inflight_.erase(key);
         if (r.ok() && r.response.status == 403 && with_token && (!relogged_ || awaiting_login_)) {
-          // The token expired early (or the server restarted):
-          // log in again once, then ask again.
+          // The token expired early (or the server restarted): log in again once, then ask again.
           relogged_ = true;
           awaiting_login_ = true;
           current_host().token.clear();

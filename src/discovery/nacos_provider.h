@@ -1,38 +1,37 @@
-// The `nacos` discovery provider (reference §5.3): upstreams with
-// `discovery_type: nacos` take the instances Nacos lists for their
-// `service_name` in `discovery_args.namespace_id` (default "public") and
-// `discovery_args.group_name` (default "DEFAULT_GROUP"). Config:
-// nacos_config.h; the wire format: nacos_api.h.
+// The `nacos` discovery provider (reference §5.3): upstreams with `discovery_type: nacos` take the
+// instances Nacos lists for their `service_name` in `discovery_args.namespace_id` (default
+// "public") and `discovery_args.group_name` (default "DEFAULT_GROUP"). Config: nacos_config.h; the
+// wire format: nacos_api.h.
 //
-// Polling, as APISIX: every `fetch_interval` one round asks for every watched
-// service (only those: services no upstream names are never fetched), up to
-// four requests at a time, on one host chosen at random; services that failed
-// there (connect error, timeout, non-200, bad JSON) are asked of the next host,
-// and so on until every host was tried. A service watched for the first time is
-// fetched at once (a round starts on the next loop iteration), not after an
-// interval. Upstreams whose refs differ only by spelled-out defaults share one
-// fetch. Login: a host with `user:pass@` gets POST auth/login first; the
-// accessToken goes with every list request until its tokenTtl is 90% spent
-// (APISIX logs in again every round; a login answer without tokenTtl is used
-// for that round only, as APISIX), and a 403 on a list request that carried a
-// token drops it and logs in again once per host and round. A failed login
-// fails the host. `access_key` + `secret_key` sign each list request (ak, data,
-// signature). Answers: nodes {host: ip, port, weight: weight or the configured
-// `weight`} (nacos_api.h), published per service (the sink drops an equal
-// list). An answer whose `hosts` text equals the previous answer's is not
-// parsed again: a service polled every second with 10,000 unchanged instances
-// costs a read and a compare on the control thread. An empty `hosts` publishes
-// no nodes (503). A failed poll keeps the last good nodes (APISIX drops a
-// service that failed on the host that answered others); a service never
-// answered is published empty once every host failed for it, so that
-// /status/ready does not wait for a registry that is down. Host names in `host`
-// are looked up with c-ares (system resolv.conf), kept up to their TTL (1 to 60
-// s), looked up again after a connect failure.
+// Polling, as APISIX: every `fetch_interval` one round asks for every watched service (only those:
+// services no upstream names are never fetched), up to four requests at a time, on one host chosen
+// at random; services that failed there (connect error, timeout, non-200, bad JSON) are asked of
+// the next host, and so on until every host was tried. A service watched for the first time is
+// fetched at once (a round starts on the next loop iteration), not after an interval. Upstreams
+// whose refs differ only by spelled-out defaults share one fetch.
 //
-// Runs on the control loop with http_client::Client: no blocking, no thread.
-// Cost per round: one request per watched service (plus a login when the token
-// is due) and, per changed answer, one JSON parse. Thread rules: control thread
-// only, as every DiscoveryProvider.
+// Login: a host with `user:pass@` gets POST auth/login first; the accessToken goes with every list
+// request until its tokenTtl is 90% spent (APISIX logs in again every round; a login answer without
+// tokenTtl is used for that round only, as APISIX), and a 403 on a list request that carried a
+// token drops it and logs in again once per host and round. A failed login fails the host.
+// `access_key` + `secret_key` sign each list request (ak, data, signature).
+//
+// Answers: nodes {host: ip, port, weight: weight or the configured `weight`} (nacos_api.h),
+// published per service (the sink drops an equal list). An answer whose `hosts` text equals the
+// previous answer's is not parsed again: a service polled every second with 10,000 unchanged
+// instances costs a read and a compare on the control thread. An empty `hosts` publishes no nodes
+// (503). A failed poll keeps the last good nodes (APISIX drops a service that failed on the host
+// that answered others); a service never answered is published empty once every host failed for it,
+// so that /status/ready does not wait for a registry that is down.
+//
+// Host names in `host` are looked up with c-ares (system resolv.conf), kept up to their TTL (1 to
+// 60 s), looked up again after a connect failure.
+//
+// Runs on the control loop with http_client::Client: no blocking, no thread. Cost per round: one
+// request per watched service (plus a login when the token is due) and, per changed answer, one
+// JSON parse.
+//
+// Thread rules: control thread only, as every DiscoveryProvider.
 #pragma once
 
 #include <uv.h>
@@ -57,16 +56,14 @@ namespace turnpike::discovery {
 class NacosProvider final : public DiscoveryProvider {
  public:
   explicit NacosProvider(NacosProviderConfig config);
-  // REQUIRES: Stop() was called and the loop ran its close callbacks (or
-  // Start() never was).
+  // REQUIRES: Stop() was called and the loop ran its close callbacks (or Start() never was).
   ~NacosProvider() override;
 
   Status Start(const DiscoveryEnvironment& env) override;
   void Watch(const ServiceRef& service) override;
   void Unwatch(const ServiceRef& service) override;
   void Stop() override;
-  // True once every service watched so far had its first answer (or failed on
-  // every host).
+  // True once every service watched so far had its first answer (or failed on every host).
   bool ready() const override;
 
   struct Stats {
@@ -82,8 +79,7 @@ class NacosProvider final : public DiscoveryProvider {
   void SeedForTest(uint32_t seed) { random_.seed(seed); }
 
  private:
-  // A Nacos service: where upstreams' refs point once the defaults are filled
-  // in.
+  // A Nacos service: where upstreams' refs point once the defaults are filled in.
   struct Key {
     std::string namespace_id;
     std::string group_name;

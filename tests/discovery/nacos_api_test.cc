@@ -1,6 +1,5 @@
-// The nacos provider's config rules (APISIX's schema for discovery.nacos) and
-// the Nacos v1 wire pieces: request targets, the signature, login and
-// instance-list answers, the hosts-text scan.
+// The nacos provider's config rules (APISIX's schema for discovery.nacos) and the Nacos v1 wire
+// pieces: request targets, the signature, login and instance-list answers, the hosts-text scan.
 #include "discovery/nacos_api.h"
 
 #include <gtest/gtest.h>
@@ -64,8 +63,7 @@ TEST(NacosConfigTest, ErrorsNameTheField) {
   EXPECT_EQ(ConfigError(R"({"host": ["http://a b"]})"),
             "host[0]: \"http://a b\" is not http://[user:pass@]host[:port]");
   EXPECT_EQ(ConfigError(R"({"host": ["https://a:1"]})"),
-            "host[0]: \"https://a:1\": https is not supported (Turnpike has no "
-            "TLS client yet)");
+            "host[0]: \"https://a:1\": https is not supported (Turnpike has no TLS client yet)");
   EXPECT_EQ(ConfigError(R"({"host": ["http://a:70000"]})"),
             "host[0]: \"http://a:70000\": the port must be 1..65535");
   EXPECT_EQ(ConfigError(R"({"host": ["http://a"], "fetch_interval": 0})"),
@@ -99,15 +97,13 @@ TEST(NacosApiTest, Targets) {
   q.now_ms = 1700000000123;
   std::string data = "1700000000123@@DEFAULT_GROUP@@web/x";
   EXPECT_EQ(NacosListTarget("/nacos/v1/", q),
-            "/nacos/v1/ns/instance/"
-            "list?healthyOnly=true&serviceName=web%2Fx&accessToken=t0k"
+            "/nacos/v1/ns/instance/list?healthyOnly=true&serviceName=web%2Fx&accessToken=t0k"
             "&namespaceId=public&groupName=DEFAULT_GROUP&ak=ak&data=" +
                 NacosEncode(data) + "&signature=" + NacosEncode(NacosSignature("key", data)));
 }
 
 TEST(NacosApiTest, SignatureIsBase64HmacSha1) {
-  // RFC 2104 style vector: HMAC-SHA1("key", "The quick brown fox jumps over the
-  // lazy dog").
+  // RFC 2104 style vector: HMAC-SHA1("key", "The quick brown fox jumps over the lazy dog").
   EXPECT_EQ(NacosSignature("key", "The quick brown fox jumps over the lazy dog"),
             "3nybhbi3iqa8ino29wqQcBydtNk=");
 }

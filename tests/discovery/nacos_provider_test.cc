@@ -1,10 +1,9 @@
-// The nacos discovery provider against a FAKE Nacos server
-// (support/fake_nacos.h: python3 on 127.0.0.1 following the Nacos v1 API; Nacos
-// itself is not installable here): defaults and discovery_args in the query,
-// weights, polling only watched services, unchanged answers not parsed again,
-// an empty list, a registry down (last good kept), hosts tried from a random
-// one, login with token reuse and re-login after a 403, slow answers, bad
-// answers, signing, and a host given by name.
+// The nacos discovery provider against a FAKE Nacos server (support/fake_nacos.h: python3 on
+// 127.0.0.1 following the Nacos v1 API; Nacos itself is not installable here): defaults and
+// discovery_args in the query, weights, polling only watched services, unchanged answers not parsed
+// again, an empty list, a registry down (last good kept), hosts tried from a random one, login with
+// token reuse and re-login after a 403, slow answers, bad answers, signing, and a host given by
+// name.
 #include "discovery/nacos_provider.h"
 
 #include <gtest/gtest.h>
@@ -221,8 +220,7 @@ TEST_F(NacosProviderTest, ARegistryDownKeepsTheLastNodesAndANeverAnsweredService
   EXPECT_EQ(sink_.published.size(),
             published);  // nothing new: the last nodes stay
   EXPECT_GE(provider_->stats().failures, 2u);
-  // A service watched while the registry is down: answered empty once, so
-  // ready() holds.
+  // A service watched while the registry is down: answered empty once, so ready() holds.
   provider_->Watch(Ref("other"));
   ASSERT_TRUE(RunUntil([&] { return sink_.Last(Ref("other")).has_value(); }, seconds(5)));
   EXPECT_EQ(*sink_.Last(Ref("other")), DiscoveredNodes{});
@@ -242,8 +240,7 @@ TEST_F(NacosProviderTest, HostsAreTriedFromARandomOneUntilOneAnswers) {
   provider_->SeedForTest(1);
   ASSERT_TRUE(First(Ref("web")).has_value());
   RunFor(milliseconds(1200));
-  // Every round ended with the answer of the live host, whichever host it
-  // started from.
+  // Every round ended with the answer of the live host, whichever host it started from.
   uint64_t rounds = provider_->stats().rounds;
   EXPECT_GE(rounds, 4u);
   // (The last round may still be in flight.)
@@ -269,8 +266,7 @@ TEST_F(NacosProviderTest, LogsInReusesTheTokenAndLogsInAgainAfterA403) {
   std::vector<nlohmann::json> lists = Requests(nacos_, "ns/instance/list");
   ASSERT_FALSE(lists.empty());
   EXPECT_TRUE(lists.back()["query"].contains("accessToken"));
-  // The registry forgets its tokens: a 403, one new login, the same round goes
-  // on.
+  // The registry forgets its tokens: a 403, one new login, the same round goes on.
   ASSERT_TRUE(nacos_.SetBehaviour({{"expire_tokens", true}}));
   ASSERT_TRUE(nacos_.SetInstances("web", {Instance("127.0.0.3", 1)}));
   ASSERT_TRUE(WaitFor(Ref("web"), {{"127.0.0.3", 1, 1, 0}}));
@@ -303,8 +299,7 @@ TEST_F(NacosProviderTest, BadCredentialsFailTheHostAndTheServiceGetsNoNodes) {
   ASSERT_NO_FATAL_FAILURE(StartProvider());
   ASSERT_EQ(First(Ref("web")), DiscoveredNodes{});
   EXPECT_TRUE(Requests(nacos_, "ns/instance/list").empty());
-  // Without credentials at all: the list request itself is refused (403), no
-  // nodes.
+  // Without credentials at all: the list request itself is refused (403), no nodes.
   sink_.published.clear();
   provider_->Stop();
   uv_run(&loop_, UV_RUN_DEFAULT);
@@ -330,8 +325,7 @@ TEST_F(NacosProviderTest, SlowAndBadAnswersKeepTheLastNodes) {
         << behaviour.dump();
   }
   EXPECT_EQ(sink_.published.size(), published);
-  // A weight Nacos may send that is not an integer: passed on as -1 (the list
-  // is invalid, 503).
+  // A weight Nacos may send that is not an integer: passed on as -1 (the list is invalid, 503).
   ASSERT_TRUE(nacos_.SetBehaviour(nlohmann::json::object()));
   ASSERT_TRUE(nacos_.SetInstances("web", {Instance("127.0.0.2", 1, 0.5)}));
   ASSERT_TRUE(WaitFor(Ref("web"), {{"127.0.0.2", 1, -1, 0}}));

@@ -1,10 +1,10 @@
-// Upstreams discovered by Nacos (apisix-behaviour.md §3.5, §5.3) through the daemon, against a
-// FAKE Nacos server (support/fake_nacos.h: python3 following the Nacos v1 API; Nacos itself is
-// not installable here) that requires a login. Registered instances are served once ready, a
-// change is followed within a fetch_interval, an emptied service answers 503 and comes back, the
-// registry going away keeps the last nodes, discovery_args pick namespace and group, reloads
-// start and stop polling the services they add and remove, bad credentials give 503 without
-// holding readiness, and a bad `discovery.nacos` section stops the daemon.
+// Upstreams discovered by Nacos (apisix-behaviour.md §3.5, §5.3) through the daemon, against a FAKE
+// Nacos server (support/fake_nacos.h: python3 following the Nacos v1 API; Nacos itself is not
+// installable here) that requires a login. Registered instances are served once ready, a change is
+// followed within a fetch_interval, an emptied service answers 503 and comes back, the registry
+// going away keeps the last nodes, discovery_args pick namespace and group, reloads start and stop
+// polling the services they add and remove, bad credentials give 503 without holding readiness, and
+// a bad `discovery.nacos` section stops the daemon.
 
 #include <chrono>
 #include <map>

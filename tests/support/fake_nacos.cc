@@ -47,8 +47,7 @@ bool FakeNacos::Start(const Options& options) {
   ProcessOptions po;
   po.stdout_pipe = true;
   std::string err;
-  // Restarting on the same port may race the old socket's release: try a few
-  // times.
+  // Restarting on the same port may race the old socket's release: try a few times.
   for (int attempt = 0; attempt < 20; ++attempt) {
     process_ = Process::Start(kPython, args, po, &err);
     if (!process_) {

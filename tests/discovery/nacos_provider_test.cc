@@ -102,12 +102,24 @@ class NacosProviderTest : public ::testing::Test {
     ASSERT_TRUE(provider_->Start(DiscoveryEnvironment{&sink_, &loop_}).ok());
   }
   bool RunUntil(const std::function<bool()>& done, milliseconds limit) {
+    // A ticking timer: UV_RUN_ONCE returns at least every 10 ms even when the provider waits
+    // for nothing (no service watched).
+    uv_timer_t tick;
+    uv_timer_init(&loop_, &tick);
+    uv_timer_start(
+        &tick, [](uv_timer_t*) {}, 10, 10);
     auto deadline = std::chrono::steady_clock::now() + limit;
+    bool ok = true;
     while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
+      if (std::chrono::steady_clock::now() > deadline) {
+        ok = false;
+        break;
+      }
       uv_run(&loop_, UV_RUN_ONCE);
     }
-    return true;
+    uv_close(reinterpret_cast<uv_handle_t*>(&tick), nullptr);
+    uv_run(&loop_, UV_RUN_NOWAIT);  // the close callback, before `tick` goes out of scope
+    return ok;
   }
   void RunFor(milliseconds d) {
     RunUntil([] { return false; }, d);
@@ -207,6 +219,22 @@ TEST_F(NacosProviderTest, PollsEveryIntervalParsesOnlyChangesAndStopsAfterUnwatc
   ASSERT_TRUE(nacos_.ClearLog());
   RunFor(milliseconds(600));
   EXPECT_TRUE(Requests(nacos_, "ns/instance/list").empty());
+}
+
+TEST_F(NacosProviderTest, TheSameInstancesWrittenDifferentlyAreParsedAgain) {
+  ASSERT_TRUE(nacos_.Start()) << nacos_.error();
+  // Two spellings of one instance list: the hosts text differs, the nodes do not.
+  ASSERT_TRUE(nacos_.SetBehaviour(
+      {{"bodies",
+        {R"({"hosts":[{"ip":"127.0.0.2","port":1,"weight":1.0}],"lastRefTime":1})",
+         R"({"hosts":[{"port":1,"ip":"127.0.0.2","weight":1}],"lastRefTime":2})"}}}));
+  ASSERT_NO_FATAL_FAILURE(StartProvider());
+  ASSERT_EQ(First(Ref("web")), (DiscoveredNodes{{"127.0.0.2", 1, 1, 0}}));
+  RunFor(milliseconds(700));
+  // Every answer parsed and published (the sink, the Directory in the daemon, drops equal lists).
+  EXPECT_GE(provider_->stats().parsed, 3u);
+  EXPECT_EQ(provider_->stats().unchanged, 0u);
+  EXPECT_EQ(sink_.published.size(), provider_->stats().parsed);
 }
 
 TEST_F(NacosProviderTest, ARegistryDownKeepsTheLastNodesAndANeverAnsweredServiceGetsNone) {

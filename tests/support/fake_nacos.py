@@ -23,7 +23,8 @@ Test controls (never authenticated), under /fake/:
        (ip, port, weight, healthy, enabled, metadata; weight null: no weight field; any other
        shape is stored as is): replaces the service's instances
   POST /fake/behaviour  body: JSON {"delay_ms": N, "status": CODE (answer every ns/ request with
-       it), "body": TEXT (answer ns/instance/list with this 200 body), "expire_tokens": true}
+       it), "body": TEXT (answer ns/instance/list with this 200 body), "bodies": [TEXT, ...]
+       (answer with each in turn), "expire_tokens": true}
   GET  /fake/log        JSON list of the requests received: {"method","path","query"} (last 1000)
   POST /fake/log/clear
 
@@ -56,6 +57,7 @@ class Registry:
         self.token_ttl = token_ttl
         self.tokens = {}  # token -> expiry (monotonic seconds)
         self.behaviour = {}
+        self.served = 0  # list answers from "bodies"
         self.log = []
 
     @staticmethod
@@ -207,6 +209,11 @@ class Handler(BaseHTTPRequestHandler):
         if op == "ns/instance/list" and method == "GET":
             if "body" in b:
                 return self.answer(200, b["body"])
+            if "bodies" in b:  # one after the other, round and round
+                with reg.lock:
+                    reg.served += 1
+                    i = reg.served % len(b["bodies"])
+                return self.answer(200, b["bodies"][i])
             healthy_only = q.get("healthyOnly", "false") == "true"
             hosts = reg.hosts_json(key, healthy_only)
             now = int(time.time() * 1000)

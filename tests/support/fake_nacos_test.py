@@ -106,9 +106,14 @@ class OpenTest(FakeNacosTest):
         start = time.monotonic()
         self.call("GET", "/nacos/v1/ns/instance/list", {"serviceName": "s"})
         self.assertGreaterEqual(time.monotonic() - start, 0.3)
+        self.call("POST", "/fake/behaviour", None, json.dumps({"bodies": ["a", "b"]}))
+        answers = [self.call("GET", "/nacos/v1/ns/instance/list", {"serviceName": "s"})[1]
+                   for _ in range(3)]
+        self.assertEqual(answers, ["b", "a", "b"])
+        self.call("POST", "/fake/behaviour", None, "{}")
         _, log = self.call("GET", "/fake/log")
         log = json.loads(log)
-        self.assertEqual(len(log), 3)
+        self.assertEqual(len(log), 6)
         self.assertEqual(log[0]["path"], "/nacos/v1/ns/instance/list")
         self.assertEqual(log[0]["query"]["serviceName"], "s")
         self.call("POST", "/fake/log/clear")

@@ -143,6 +143,30 @@ bool NacosProvider::ready() const {
                      [](const auto& entry) { return entry.second->answered; });
 }
 
+nlohmann::json NacosProvider::Dump() const {
+  nlohmann::json hosts = nlohmann::json::array();
+  for (const NacosHost& h : config_.hosts) hosts.push_back(h.url);
+  nlohmann::json config = {{"host", std::move(hosts)},
+                           {"prefix", config_.prefix},
+                           {"fetch_interval", config_.fetch_interval_ms / 1000},
+                           {"weight", config_.weight},
+                           {"timeout",
+                            {{"connect", static_cast<int64_t>(config_.connect_timeout * 1000)},
+                             {"send", static_cast<int64_t>(config_.send_timeout * 1000)},
+                             {"read", static_cast<int64_t>(config_.read_timeout * 1000)}}},
+                           {"access_key", config_.access_key}};
+  nlohmann::json services = nlohmann::json::object();
+  for (const auto& [key, s] : services_) {
+    if (s->nodes == nullptr) continue;
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const DiscoveredNode& n : *s->nodes) {
+      nodes.push_back({{"host", n.host}, {"port", n.port}, {"weight", n.weight}});
+    }
+    services[key.namespace_id][key.group_name][key.service_name] = std::move(nodes);
+  }
+  return {{"config", std::move(config)}, {"services", std::move(services)}};
+}
+
 void NacosProvider::Schedule() {
   if (stopped_ || !started_ || in_round_) return;
   uint64_t next = UINT64_MAX;

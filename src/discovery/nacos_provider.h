@@ -65,6 +65,10 @@ class NacosProvider final : public DiscoveryProvider {
   void Stop() override;
   // True once every service watched so far had its first answer (or failed on every host).
   bool ready() const override;
+  // APISIX's dump_data(): {"config": the effective discovery.nacos (host URLs without their
+  // credentials, no secret_key), "services": {namespace: {group: {service: [{host, port,
+  // weight}]}}}} with the last nodes of every watched service.
+  nlohmann::json Dump() const override;
 
   struct Stats {
     uint64_t rounds = 0;

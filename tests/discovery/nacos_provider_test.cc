@@ -187,6 +187,16 @@ TEST_F(NacosProviderTest, DiscoveryArgsPickNamespaceAndGroupAndSpellingsShareAFe
   ASSERT_TRUE(WaitFor(spelled, {{"127.0.0.2", 1, 1, 0}}));
   ASSERT_TRUE(WaitFor(dev, {{"127.0.0.3", 2, 1, 0}}));
   ASSERT_TRUE(WaitFor(dev_default_group, {}));
+  // The control API's dump (APISIX's dump_data shape): namespace / group / service.
+  nlohmann::json dump = provider_->Dump();
+  EXPECT_EQ(dump["services"]["public"]["DEFAULT_GROUP"]["svc"],
+            nlohmann::json::array({{{"host", "127.0.0.2"}, {"port", 1}, {"weight", 1}}}));
+  EXPECT_EQ(dump["services"]["dev"]["G1"]["svc"],
+            nlohmann::json::array({{{"host", "127.0.0.3"}, {"port", 2}, {"weight", 1}}}));
+  EXPECT_EQ(dump["services"]["dev"]["DEFAULT_GROUP"]["svc"], nlohmann::json::array());
+  EXPECT_EQ(dump["config"]["host"],
+            nlohmann::json::array({"http://127.0.0.1:" + std::to_string(nacos_.port())}));
+  EXPECT_EQ(dump["config"]["fetch_interval"], 0);  // the test's 200 ms
   // One round: three distinct Nacos services, one request each.
   std::vector<nlohmann::json> lists = Requests(nacos_, "ns/instance/list");
   std::set<std::string> asked;

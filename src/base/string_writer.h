@@ -13,11 +13,12 @@
 #pragma once
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
+
+#include "base/strings.h"
 
 namespace turnpike::base {
 
@@ -76,8 +77,10 @@ class StringWriter {
     *p_++ = c;
   }
   void AppendDecimal(uint64_t v) {
-    if (end_ - p_ < 20) Grow(20);
-    p_ = std::to_chars(p_, end_, v).ptr;
+    char tmp[kMaxDecimalDigits];
+    char* end = tmp + sizeof(tmp);
+    char* p = FormatDecimalBackward(end, v);
+    Append(std::string_view(p, static_cast<size_t>(end - p)));
   }
   // The bytes written so far (this writer's and what the string held before it).
   std::string_view written() const {

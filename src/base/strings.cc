@@ -50,10 +50,32 @@ std::string_view TrimWhitespace(std::string_view s) {
   return s;
 }
 
+char* FormatDecimalBackward(char* end, uint64_t v) {
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  char* p = end;
+  while (v >= 100) {
+    const uint64_t pair = v % 100;
+    v /= 100;
+    p -= 2;
+    std::memcpy(p, kPairs + 2 * pair, 2);
+  }
+  if (v >= 10) {
+    p -= 2;
+    std::memcpy(p, kPairs + 2 * v, 2);
+  } else {
+    *--p = static_cast<char>('0' + v);
+  }
+  return p;
+}
+
 void AppendDecimal(std::string* out, uint64_t v) {
-  char tmp[24];
-  auto [p, ec] = std::to_chars(tmp, tmp + sizeof(tmp), v);
-  out->append(tmp, p);
+  char tmp[kMaxDecimalDigits];
+  char* end = tmp + sizeof(tmp);
+  char* p = FormatDecimalBackward(end, v);
+  out->append(p, static_cast<size_t>(end - p));
 }
 
 int HexDigitValue(char c) {

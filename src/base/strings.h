@@ -21,6 +21,10 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 std::string ToLower(std::string_view s);
 std::string_view TrimWhitespace(std::string_view s);
 
+// Writes `v` in decimal so that it ends just before `end`, two digits per step; returns where
+// it begins (at most kMaxDecimalDigits bytes before `end`).
+constexpr size_t kMaxDecimalDigits = 20;
+char* FormatDecimalBackward(char* end, uint64_t v);
 // Appends `v` in decimal to `out` (no temporary string).
 void AppendDecimal(std::string* out, uint64_t v);
 

@@ -17,8 +17,10 @@ TEST(StringsTest, EqualsIgnoreCaseFoldsOnlyAsciiLetters) {
   // letters; neither are bytes >= 0x80.
   EXPECT_FALSE(EqualsIgnoreCase("@@@@@@@@@", "`````````"));
   EXPECT_FALSE(EqualsIgnoreCase("[[[[[[[[[", "{{{{{{{{{"));
-  EXPECT_FALSE(EqualsIgnoreCase("\xC1\xC1\xC1\xC1\xC1\xC1\xC1\xC1", "\xE1\xE1\xE1\xE1\xE1\xE1\xE1\xE1"));
-  EXPECT_TRUE(EqualsIgnoreCase("\xC1\xC1\xC1\xC1\xC1\xC1\xC1\xC1", "\xC1\xC1\xC1\xC1\xC1\xC1\xC1\xC1"));
+  EXPECT_FALSE(
+      EqualsIgnoreCase("\xC1\xC1\xC1\xC1\xC1\xC1\xC1\xC1", "\xE1\xE1\xE1\xE1\xE1\xE1\xE1\xE1"));
+  EXPECT_TRUE(
+      EqualsIgnoreCase("\xC1\xC1\xC1\xC1\xC1\xC1\xC1\xC1", "\xC1\xC1\xC1\xC1\xC1\xC1\xC1\xC1"));
   // every byte pair against the reference definition
   for (int a = 0; a < 256; ++a) {
     for (int b = 0; b < 256; ++b) {
@@ -72,6 +74,26 @@ TEST(StringsTest, Base64DecodeAsNginx) {
   EXPECT_FALSE(AppendBase64Decoded(&out, "S"));  // 4n+1 characters
   EXPECT_FALSE(AppendBase64Decoded(&out, "SGk*"));
   EXPECT_EQ(out, "kept");
+}
+
+TEST(StringsTest, AppendDecimalWritesEveryMagnitude) {
+  uint64_t v = 0;
+  for (int digits = 1; digits <= 20; ++digits) {
+    for (uint64_t x : {v, v + 1, v + 9, v * 10 + 9}) {
+      std::string out = "x";
+      AppendDecimal(&out, x);
+      EXPECT_EQ(out, "x" + std::to_string(x));
+    }
+    v = v * 10 + 9;
+  }
+  std::string out;
+  AppendDecimal(&out, UINT64_MAX);
+  EXPECT_EQ(out, "18446744073709551615");
+  for (uint64_t x = 0; x < 1000; ++x) {
+    out.clear();
+    AppendDecimal(&out, x);
+    EXPECT_EQ(out, std::to_string(x));
+  }
 }
 
 }  // namespace

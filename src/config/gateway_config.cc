@@ -325,6 +325,7 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
        SetBool(d, &cfg.show_upstream_status_in_response_header)},
       {"router", [&](const Field& x) { Dispatch(x, d, router); }},
       {"delete_uri_tail_slash", SetBool(d, &cfg.delete_uri_tail_slash)},
+      {"disable_upstream_healthcheck", SetBool(d, &cfg.disable_upstream_healthcheck)},
       {"trusted_addresses",
        [&](const Field& x) {
          ReadUniqueList(x, d, /*allow_empty=*/false, ReadIpOrCidr, &cfg.trusted_addresses);

@@ -100,6 +100,7 @@ struct GatewayConfig {
   double drain_timeout = 10;                      // turnpike.drain_timeout (s): graceful stop bound
   RouterMode router_mode = RouterMode::kHostUri;  // apisix.router.http
   bool delete_uri_tail_slash = false;             // apisix.delete_uri_tail_slash
+  bool disable_upstream_healthcheck = false;      // apisix.disable_upstream_healthcheck
   std::vector<std::string> trusted_addresses;     // apisix.trusted_addresses (IPs / CIDRs)
   std::string real_ip_header = "X-Real-IP";       // nginx_config.http.real_ip_header
   std::vector<std::string> real_ip_from = {"127.0.0.1", "unix:"};  // ..http.real_ip_from
@@ -149,6 +150,49 @@ struct NodeSpec {
 
 enum class PassHost { kPass, kNode, kRewrite };
 
+// An upstream's `checks` (reference §3.4; lua-resty-healthcheck's options as APISIX's schema
+// gives them), with APISIX's defaults filled in. Compared by value: a reload that keeps an
+// upstream's checks (and key) keeps its checker and its targets' health.
+struct ActiveCheckSpec {
+  std::string type = "http";  // http or tcp (https needs upstream TLS: a config error today)
+  double timeout = 1;         // seconds, per probe (connect, send and read each)
+  int concurrency = 10;       // probes of one checker in flight at once
+  std::string host;           // probe Host header (and target hostname); "" = the node's ip
+  int port = 0;               // probe port instead of the node's; 0 = the node's
+  std::string http_method = "GET";
+  std::string http_path = "/";
+  std::string http_req_body;
+  bool https_verify_certificate = true;
+  std::vector<std::pair<std::string, std::string>> req_headers;  // "Name: value" split
+  int healthy_interval = 1;                                      // seconds, >= 1
+  std::vector<int> healthy_statuses = {200, 302};
+  int healthy_successes = 2;  // 1..254
+  int unhealthy_interval = 1;
+  std::vector<int> unhealthy_statuses = {429, 404, 500, 501, 502, 503, 504, 505};
+  int unhealthy_http_failures = 5;  // 1..254
+  int unhealthy_tcp_failures = 2;
+  int unhealthy_timeouts = 3;
+  bool operator==(const ActiveCheckSpec&) const = default;
+};
+
+struct PassiveCheckSpec {
+  std::string type = "http";  // http or tcp (tcp: statuses are not counted)
+  std::vector<int> healthy_statuses = {200, 201, 202, 203, 204, 205, 206, 207, 208, 226,
+                                       300, 301, 302, 303, 304, 305, 306, 307, 308};
+  int healthy_successes = 5;  // 0..254 (0: never counted)
+  std::vector<int> unhealthy_statuses = {429, 500, 503};
+  int unhealthy_http_failures = 5;
+  int unhealthy_tcp_failures = 2;
+  int unhealthy_timeouts = 7;
+  bool operator==(const PassiveCheckSpec&) const = default;
+};
+
+struct HealthChecksSpec {
+  ActiveCheckSpec active;                   // required by the schema
+  std::optional<PassiveCheckSpec> passive;  // absent: no passive reports
+  bool operator==(const HealthChecksSpec&) const = default;
+};
+
 struct UpstreamSpec {
   std::string id;                   // normalized to string; "" for inline upstreams
   std::string type = "roundrobin";  // roundrobin, chash, ewma or least_conn (§3.3)
@@ -165,6 +209,7 @@ struct UpstreamSpec {
   PassHost pass_host = PassHost::kPass;
   std::string upstream_host;  // required when pass_host == kRewrite
   std::optional<KeepalivePool> keepalive_pool;
+  std::optional<HealthChecksSpec> checks;  // reference §3.4
   // Service discovery (reference §3.5): `discovery_type` and `service_name` set together,
   // instead of `nodes`. Whether the type is configured (config.yaml `discovery:`) is checked
   // by the snapshot build, which reports an error at discovery_loc / discovery_path.

@@ -293,7 +293,9 @@ std::optional<UpstreamSpec> ParseUpstream(const Field& f, Diagnostics& d) {
       }
     } else if (x.key == "discovery_args") {
       ReadDiscoveryArgs(x, d, &spec.discovery_args);
-    } else if (x.key == "checks" || x.key == "tls") {
+    } else if (x.key == "checks") {
+      spec.checks = ParseHealthChecks(x, d);
+    } else if (x.key == "tls") {
       WarnNotSupported(x, d);
     } else {
       d.Error(x.key_node, x.path, "unknown field");

@@ -18,6 +18,10 @@ namespace turnpike::config {
 // validated and normalized but left "" when absent; `loc` is the object's position.
 std::optional<UpstreamSpec> ParseUpstream(const Field& f, Diagnostics& d);
 
+// Validates an upstream's `checks` (reference §3.4) with APISIX's schema and defaults
+// (checks_spec.cc). Returns nullopt when it has errors (recorded in `d`).
+std::optional<HealthChecksSpec> ParseHealthChecks(const Field& f, Diagnostics& d);
+
 // Splits a map-form node key: "host", "host:port", "[v6]", "[v6]:port", or a bare IPv6
 // literal (more than one colon, no brackets). Brackets are removed from the host; a missing
 // port yields `default_port`. Returns false when the address or port is malformed.

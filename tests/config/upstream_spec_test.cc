@@ -210,15 +210,165 @@ TEST(UpstreamSchemaTest, UnimplementedFeaturesWarn) {
     type: chash
     hash_on: header
     key: x-user
-    checks: {active: {http_path: /health}}
     tls: {client_cert_id: 1}
 )");
   ASSERT_EQ(r.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
   EXPECT_EQ(r.value->upstreams[0].type, "chash");
   EXPECT_EQ(Strings(r.warnings),
             (Lines{
-                "apisix.yaml:6:5: upstreams[0].checks: not supported yet, ignored",
-                "apisix.yaml:7:5: upstreams[0].tls: not supported yet, ignored",
+                "apisix.yaml:6:5: upstreams[0].tls: not supported yet, ignored",
+            }));
+}
+
+TEST(UpstreamChecksTest, DefaultsAsApisix) {
+  auto r = ParseUpstreams(R"(  - nodes: {"10.0.0.1:80": 1}
+    checks: {active: {http_path: /health}}
+)");
+  ASSERT_EQ(r.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
+  EXPECT_TRUE(r.warnings.empty()) << ::testing::PrintToString(Strings(r.warnings));
+  const std::optional<HealthChecksSpec>& c = r.value->upstreams[0].checks;
+  ASSERT_TRUE(c.has_value());
+  const ActiveCheckSpec& a = c->active;
+  EXPECT_EQ(a.type, "http");
+  EXPECT_EQ(a.timeout, 1);
+  EXPECT_EQ(a.concurrency, 10);
+  EXPECT_EQ(a.http_path, "/health");
+  EXPECT_EQ(a.http_method, "GET");
+  EXPECT_EQ(a.host, "");
+  EXPECT_EQ(a.port, 0);
+  EXPECT_EQ(a.healthy_interval, 1);
+  EXPECT_EQ(a.healthy_statuses, (std::vector<int>{200, 302}));
+  EXPECT_EQ(a.healthy_successes, 2);
+  EXPECT_EQ(a.unhealthy_interval, 1);
+  EXPECT_EQ(a.unhealthy_statuses, (std::vector<int>{429, 404, 500, 501, 502, 503, 504, 505}));
+  EXPECT_EQ(a.unhealthy_http_failures, 5);
+  EXPECT_EQ(a.unhealthy_tcp_failures, 2);
+  EXPECT_EQ(a.unhealthy_timeouts, 3);
+  EXPECT_FALSE(c->passive.has_value());
+}
+
+TEST(UpstreamChecksTest, EveryField) {
+  auto r = ParseUpstreams(R"(  - nodes: {"10.0.0.1:80": 1}
+    checks:
+      active:
+        type: tcp
+        timeout: 0.5
+        concurrency: 3
+        host: health.example.com
+        port: 8081
+        http_method: HEAD
+        http_path: /ping?x=1
+        http_req_body: hi
+        https_verify_certificate: false
+        req_headers: ["User-Agent: probe", "X-A:  b c "]
+        healthy: {interval: 2, http_statuses: [200, 204], successes: 3}
+        unhealthy: {interval: 4, http_statuses: [500], http_failures: 6, tcp_failures: 7,
+                    timeouts: 8}
+      passive:
+        type: tcp
+        healthy: {http_statuses: [201], successes: 0}
+        unhealthy: {http_statuses: [502], http_failures: 0, tcp_failures: 9, timeouts: 10}
+)");
+  ASSERT_EQ(r.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(r.errors));
+  const HealthChecksSpec& c = *r.value->upstreams[0].checks;
+  const ActiveCheckSpec& a = c.active;
+  EXPECT_EQ(a.type, "tcp");
+  EXPECT_EQ(a.timeout, 0.5);
+  EXPECT_EQ(a.concurrency, 3);
+  EXPECT_EQ(a.host, "health.example.com");
+  EXPECT_EQ(a.port, 8081);
+  EXPECT_EQ(a.http_method, "HEAD");
+  EXPECT_EQ(a.http_path, "/ping?x=1");
+  EXPECT_EQ(a.http_req_body, "hi");
+  EXPECT_FALSE(a.https_verify_certificate);
+  using Header = std::pair<std::string, std::string>;
+  EXPECT_EQ(a.req_headers, (std::vector<Header>{{"User-Agent", "probe"}, {"X-A", "b c"}}));
+  EXPECT_EQ(a.healthy_interval, 2);
+  EXPECT_EQ(a.healthy_statuses, (std::vector<int>{200, 204}));
+  EXPECT_EQ(a.healthy_successes, 3);
+  EXPECT_EQ(a.unhealthy_interval, 4);
+  EXPECT_EQ(a.unhealthy_statuses, (std::vector<int>{500}));
+  EXPECT_EQ(a.unhealthy_http_failures, 6);
+  EXPECT_EQ(a.unhealthy_tcp_failures, 7);
+  EXPECT_EQ(a.unhealthy_timeouts, 8);
+  ASSERT_TRUE(c.passive.has_value());
+  EXPECT_EQ(c.passive->type, "tcp");
+  EXPECT_EQ(c.passive->healthy_statuses, (std::vector<int>{201}));
+  EXPECT_EQ(c.passive->healthy_successes, 0);
+  EXPECT_EQ(c.passive->unhealthy_statuses, (std::vector<int>{502}));
+  EXPECT_EQ(c.passive->unhealthy_http_failures, 0);
+  EXPECT_EQ(c.passive->unhealthy_tcp_failures, 9);
+  EXPECT_EQ(c.passive->unhealthy_timeouts, 10);
+
+  // Passive defaults (lua-resty-healthcheck's, as APISIX fills them).
+  auto d = ParseUpstreams(R"(  - nodes: {"10.0.0.1:80": 1}
+    checks: {active: {}, passive: {}}
+)");
+  ASSERT_EQ(d.value->upstreams.size(), 1u) << ::testing::PrintToString(Strings(d.errors));
+  const PassiveCheckSpec& p = *d.value->upstreams[0].checks->passive;
+  EXPECT_EQ(p.type, "http");
+  EXPECT_EQ(p.healthy_statuses.size(), 19u);
+  EXPECT_EQ(p.healthy_successes, 5);
+  EXPECT_EQ(p.unhealthy_statuses, (std::vector<int>{429, 500, 503}));
+  EXPECT_EQ(p.unhealthy_http_failures, 5);
+  EXPECT_EQ(p.unhealthy_tcp_failures, 2);
+  EXPECT_EQ(p.unhealthy_timeouts, 7);
+}
+
+TEST(UpstreamChecksTest, ErrorsNameTheField) {
+  auto r = ParseUpstreams(R"(  - nodes: {"10.0.0.1:80": 1}
+    checks: {passive: {}}
+  - nodes: {"10.0.0.1:80": 1}
+    checks: {active: {type: https}}
+  - nodes: {"10.0.0.1:80": 1}
+    checks: {active: {healthy: {interval: 0, successes: 255, http_statuses: [200, 200]}}}
+  - nodes: {"10.0.0.1:80": 1}
+    checks: {active: {unhealthy: {http_statuses: [], tcp_failures: 0}, port: 0}}
+  - nodes: {"10.0.0.1:80": 1}
+    checks: {active: {timeout: 0, req_headers: ["nocolon"], http_path: "x"}, other: 1}
+  - nodes: {"10.0.0.1:80": 1}
+    checks: {active: {}, passive: {unhealthy: {timeouts: -1, http_statuses: [600]}}}
+)");
+  EXPECT_TRUE(r.value->upstreams.empty());
+  EXPECT_EQ(Strings(r.errors),
+            (Lines{
+                "apisix.yaml:3:13: upstreams[0].checks: missing required field "
+                "\"active\"",
+                "apisix.yaml:5:29: upstreams[1].checks.active.type: type \"https\" "
+                "is not "
+                "supported yet (Turnpike has no TLS to upstream nodes): use http or "
+                "tcp",
+                "apisix.yaml:7:43: upstreams[2].checks.active.healthy.interval: must "
+                "be between 1 "
+                "and 31536000",
+                "apisix.yaml:7:57: upstreams[2].checks.active.healthy.successes: "
+                "must be between 1 "
+                "and 254",
+                "apisix.yaml:7:83: "
+                "upstreams[2].checks.active.healthy.http_statuses[1]: duplicate "
+                "item 200",
+                "apisix.yaml:9:50: "
+                "upstreams[3].checks.active.unhealthy.http_statuses: must not be "
+                "empty",
+                "apisix.yaml:9:68: "
+                "upstreams[3].checks.active.unhealthy.tcp_failures: must be "
+                "between 1 and 254",
+                "apisix.yaml:9:78: upstreams[3].checks.active.port: must be between "
+                "1 and 65535",
+                "apisix.yaml:11:32: upstreams[4].checks.active.timeout: must be > 0",
+                "apisix.yaml:11:49: upstreams[4].checks.active.req_headers[0]: "
+                "invalid header "
+                "\"nocolon\": expected \"Name: value\"",
+                "apisix.yaml:11:72: upstreams[4].checks.active.http_path: invalid "
+                "path \"x\": "
+                "must start with / (no spaces)",
+                "apisix.yaml:11:78: upstreams[4].checks.other: unknown field",
+                "apisix.yaml:13:58: upstreams[5].checks.passive.unhealthy.timeouts: "
+                "must be "
+                "between 0 and 254",
+                "apisix.yaml:13:78: "
+                "upstreams[5].checks.passive.unhealthy.http_statuses[0]: must "
+                "be between 200 and 599",
             }));
 }
 

@@ -93,6 +93,7 @@ class Picker {
   void Build(NodeSetConstSharedPtr set) {
     ++epoch_;
     down_.Clear();
+    down_source_.reset();
     set_ = std::move(set);
     Rebuild();
   }
@@ -126,11 +127,16 @@ class Picker {
   // Counts Build() calls: a pick's report is for the build it was made under.
   uint64_t epoch() const { return epoch_; }
 
-  // Room for health checks (none exist yet, so nothing calls this today): nodes of
-  // built_from() that a checker marked unhealthy. Pick() skips them, except that when every
-  // untried node is down all are used (fail-open, reference §3.4).
-  void set_down(const TriedSet& down) { down_ = down; }
+  // Nodes of built_from() that a health checker marked unhealthy. Pick() skips them, except
+  // that when every untried node is down all are used (fail-open, reference §3.4).
+  // `source`: what the marks were taken from (proxy::PickerTable keeps the health snapshot
+  // here, to compare with the upstream's current one); Build() clears both.
+  void set_down(const TriedSet& down, std::shared_ptr<const void> source = nullptr) {
+    down_ = down;
+    down_source_ = std::move(source);
+  }
   const TriedSet& down() const { return down_; }
+  const void* down_source() const { return down_source_.get(); }
 
   // Attempts picked and not yet reported (PickLease); the owner of a picker that tracks
   // attempts keeps it alive while this is not 0.
@@ -142,6 +148,7 @@ class Picker {
 
   NodeSetConstSharedPtr set_;
   TriedSet down_;
+  std::shared_ptr<const void> down_source_;
 
  private:
   friend class PickLease;

@@ -19,12 +19,27 @@ void PickerTable::Reset(const Snapshot& snapshot) {
     if (it != old_by_set.end() && pickers_[it->second] != nullptr &&
         pickers_[it->second]->type() == up->balancer) {
       pickers[up->slot] = std::move(pickers_[it->second]);
+      // Marks of a health checker the upstream no longer has (its checks were removed or
+      // disabled) must not outlive it; a new checker's come with its first snapshot.
+      if (up->health == nullptr && pickers[up->slot]->down_source() != nullptr) {
+        pickers[up->slot]->set_down(upstream::TriedSet());
+      }
     }
   }
   for (auto& dropped : pickers_) {
     if (dropped != nullptr && dropped->leases() != 0) retired_.push_back(std::move(dropped));
   }
   pickers_ = std::move(pickers);
+}
+
+void PickerTable::MarkDown(const Upstream& up, upstream::Picker* picker) {
+  upstream::HealthSnapshotConstSharedPtr health = up.health->Load();
+  if (health == nullptr) {  // a new checker, nothing checked yet: every node is healthy
+    if (picker->down_source() != nullptr) picker->set_down(upstream::TriedSet());
+    return;
+  }
+  upstream::MarkDown(*health, *picker->set(), &down_scratch_);
+  picker->set_down(down_scratch_, std::move(health));
 }
 
 void PickerTable::FreeRetired(upstream::Picker* picker) {
@@ -43,6 +58,12 @@ upstream::NodeSetConstSharedPtr PickerTable::CurrentNodes(const Upstream& up) {
   if (picker->built_from() != up.nodes->Peek()) {
     picker->Build(up.nodes->Load());
     ++builds_;
+  }
+  if (up.health != nullptr) {
+    // The first request of the upstream starts its checker (APISIX creates checkers on
+    // first use): a relaxed load, a store the first time only.
+    up.health->MarkUsed();
+    if (picker->down_source() != up.health->Peek()) MarkDown(up, picker.get());
   }
   return picker->set();
 }

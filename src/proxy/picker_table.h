@@ -8,6 +8,11 @@
 // balancer type, so balancer state (round robin's turn, least_conn's counts, ewma's
 // latencies) survives reloads that do not touch an upstream's nodes or type.
 //
+// Upstreams with health checks (Upstream::health): a picker also carries the unhealthy nodes
+// of the health snapshot it was marked from (Picker::set_down), refreshed when the
+// upstream's snapshot pointer changes (one more atomic load and compare per request, only
+// for those upstreams).
+//
 // Pickers that track attempts (least_conn, ewma) hear about every attempt they picked
 // through its PickLease (EndAttempt): a picker dropped by a reload while some of its leases
 // are open is kept aside (retired) until the last one ends, so that no count is ever applied
@@ -68,6 +73,9 @@ class PickerTable {
   }
 
   void FreeRetired(upstream::Picker* picker);
+  // Marks the nodes of `up`'s picker that its health checker found unhealthy (on a new
+  // health snapshot or a rebuilt picker; off the per-request path).
+  void MarkDown(const Upstream& up, upstream::Picker* picker);
 
   std::vector<std::unique_ptr<upstream::Picker>> pickers_;  // null until first use
   // Dropped by Reset() with leases open; freed when their last lease ends.
@@ -76,6 +84,7 @@ class PickerTable {
   // it asks about is alive and never at the address of a current one.
   std::vector<const Upstream*> upstreams_;
   uint64_t builds_ = 0;
+  upstream::TriedSet down_scratch_;
 };
 
 }  // namespace turnpike::proxy

@@ -23,6 +23,7 @@
 #include "turnpike/metrics.h"
 #include "upstream/balancer.h"
 #include "upstream/hash_key.h"
+#include "upstream/health_slot.h"
 #include "upstream/node_set.h"
 #include "upstream/node_set_slot.h"
 
@@ -48,6 +49,11 @@ struct Upstream {
   config::PassHost pass_host = config::PassHost::kPass;
   std::string upstream_host;
   config::KeepalivePool keepalive;
+  // `checks` (reference §3.4), unless apisix.disable_upstream_healthcheck: the checks, and
+  // the slot where the daemon's health checker and the workers meet (first use, unhealthy
+  // nodes, passive reports). Both null without checks.
+  std::shared_ptr<const config::HealthChecksSpec> checks;
+  upstream::HealthSlotSharedPtr health;
   uint32_t slot = 0;  // dense index: per-worker state (pickers) by slot
 
   // Retries allowed for a request that pinned `set`.

@@ -100,6 +100,17 @@ const Upstream* UpstreamBuilder::Add(const config::UpstreamSpec& spec, std::stri
   u->pass_host = spec.pass_host;
   u->upstream_host = spec.upstream_host;
   u->keepalive = spec.keepalive_pool ? *spec.keepalive_pool : gateway_.upstream_keepalive;
+  if (spec.checks && !gateway_.disable_upstream_healthcheck) {
+    if (prev != nullptr && prev->checks != nullptr && *prev->checks == *spec.checks) {
+      // Same checks: the checker, its targets' health and the first-use flag carry over.
+      u->checks = prev->checks;
+      u->health = prev->health;
+    } else {
+      u->checks = std::make_shared<const config::HealthChecksSpec>(*spec.checks);
+      u->health = std::make_shared<upstream::HealthSlot>(
+          spec.checks->passive ? std::max(1, gateway_.worker_processes) : 0);
+    }
+  }
   u->slot = static_cast<uint32_t>(out_->upstreams.size());
   stats_->nodes += spec.nodes.size();
   out_->upstreams.push_back(std::move(u));

@@ -123,6 +123,8 @@ void UpstreamRequest::FailAttempt(int status, bool connect_phase) {
     ConnectNode(/*fresh=*/true);
     return;
   }
+  // APISIX reports a failed attempt as a timeout (504) or a TCP failure (anything else).
+  ReportPassive(status == 504 ? upstream::Outcome::kTimeout : upstream::Outcome::kTcpFailure, 0);
   if (can_retry && attempts_ <= static_cast<uint32_t>(upstream_->Retries(*nodes_))) {
     StartAttempt();
     return;
@@ -242,6 +244,7 @@ void UpstreamRequest::ProcessResponse() {
     }
     head_parsed_ = true;
     ctx_->facts().UpstreamHeader(status, uv_now(worker_->loop()));
+    ReportPassive(upstream::Outcome::kSuccess, status);  // the checker sorts the status
     if (attempts_ > 0 && attempts_ <= attempt_status_.size()) {
       attempt_status_[attempts_ - 1] = static_cast<uint16_t>(status);
     }

@@ -157,6 +157,14 @@ class UpstreamRequest final : UpstreamConnection::Owner {
   void Deliver(ResponsePiece& piece);
   void OnResponseDone();
   void FailAttempt(int status, bool connect_phase);
+  // Passive health checks (checks.passive): how the attempt at node_index_ ended, for the
+  // upstream's checker: its HTTP status, or (status 0) a connect failure or timeout. A few
+  // stores into this worker's ring; nothing without passive checks.
+  void ReportPassive(upstream::Outcome outcome, int status) {
+    if (upstream_->health != nullptr && upstream_->health->passive()) {
+      upstream_->health->Report(worker_->index(), nodes_->nodes[node_index_], outcome, status);
+    }
+  }
   // The Host sent to `node`: what pass_host says; with `pass`, a plugin's SetUpstreamHost
   // replaces the client's.
   std::string_view UpstreamHost(const upstream::Node& node) const;

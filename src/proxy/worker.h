@@ -82,6 +82,9 @@ class Worker {
   bool ready() const { return ready_.load(std::memory_order_acquire); }
   const WorkerStats& stats() const { return stats_; }
 
+  // This worker's index, 0..worker_processes-1 (metric cells, passive health reports).
+  int index() const { return index_; }
+
   // ---- worker thread only (used by connections) ----
   uv_loop_t* loop() { return &loop_; }
   const config::GatewayConfig& gateway() const { return *gateway_; }

@@ -199,12 +199,16 @@ Control::Control(std::shared_ptr<const config::GatewayConfig> gateway,
   auto discovery = std::make_unique<DiscoveryService>(&providers_, gateway_->discovery);
   discovery_ = discovery.get();
   control_services_.push_back(std::move(discovery));
+  auto health = std::make_unique<HealthService>();
+  health_ = health.get();
+  control_services_.push_back(std::move(health));
   const std::vector<std::string>* enabled = gateway_->plugins ? &*gateway_->plugins : nullptr;
   if (enabled == nullptr ||
       std::find(enabled->begin(), enabled->end(), "prometheus") != enabled->end()) {
     const nlohmann::json* attr = gateway_->PluginAttr("prometheus");
     control_services_.push_back(std::make_unique<PrometheusService>(
-        attr != nullptr ? *attr : nlohmann::json(), &metrics_, [this] {
+        attr != nullptr ? *attr : nlohmann::json(), &metrics_,
+        [this] {
           // Control thread, like the service: workers_ changes only here.
           ProcessCounters c;
           for (const auto& w : workers_) {
@@ -216,6 +220,10 @@ Control::Control(std::shared_ptr<const config::GatewayConfig> gateway,
             c.in_flight += s.requests_in_flight.load(std::memory_order_relaxed);
           }
           return c;
+        },
+        [this] {
+          const health::HealthChecker* checker = health_->checker();
+          return checker != nullptr ? checker->Statuses() : std::vector<health::TargetStatus>{};
         }));
   }
 }
@@ -328,6 +336,7 @@ bool Control::StartServing() {
     current_ = proxy::BuildSnapshot(
         {gateway_.get(), &empty, nullptr, ++version_, &plugins_, &metrics_, &clock_}, &report);
     discovery_->Apply(proxy::NodeBindings(*current_));  // none: discovery is ready at once
+    health_->Apply(*current_);
   }
   std::vector<std::vector<int>> fds;
   auto close_all = [&fds] {
@@ -503,6 +512,7 @@ void Control::FinishReload(ReloadJob* job) {
       // Before the workers see it: slots whose nodes are known already (a resolved name, a
       // watched service) are filled, so no request finds them empty.
       discovery_->Apply(proxy::NodeBindings(*current_));
+      health_->Apply(*current_);
       for (auto& w : workers_) w->Publish(current_);
       // warn, as APISIX logs its reloads: visible at the default error_log_level.
       spdlog::warn(

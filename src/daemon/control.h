@@ -29,6 +29,7 @@
 #include "config/specs.h"
 #include "daemon/control_service.h"
 #include "daemon/discovery_service.h"
+#include "daemon/health_service.h"
 #include "daemon/services.h"
 #include "discovery/registry.h"
 #include "logging/log_writer.h"
@@ -113,6 +114,7 @@ class Control {
   // the loop has closed their handles.
   std::vector<std::unique_ptr<ControlService>> control_services_;
   DiscoveryService* discovery_ = nullptr;  // one of control_services_
+  HealthService* health_ = nullptr;        // one of control_services_
   std::vector<std::unique_ptr<proxy::Worker>> workers_;
   std::thread joiner_;
   int exit_code_ = 0;

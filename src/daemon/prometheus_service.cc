@@ -10,9 +10,14 @@
 
 namespace turnpike::daemon {
 
-PrometheusService::PrometheusService(nlohmann::json attr, const metrics::Registry* registry,
-                                     std::function<ProcessCounters()> counters)
-    : attr_json_(std::move(attr)), registry_(registry), counters_(std::move(counters)) {
+PrometheusService::PrometheusService(
+    nlohmann::json attr, const metrics::Registry* registry,
+    std::function<ProcessCounters()> counters,
+    std::function<std::vector<health::TargetStatus>()> upstream_status)
+    : attr_json_(std::move(attr)),
+      registry_(registry),
+      counters_(std::move(counters)),
+      upstream_status_(std::move(upstream_status)) {
   char buf[256] = {};
   hostname_ = gethostname(buf, sizeof(buf) - 1) == 0 ? buf : "localhost";
 }
@@ -80,6 +85,21 @@ std::string PrometheusService::Render() {
   metrics::AppendEscapedLabelValue(&labels, hostname_);
   labels.append("\",version=\"" TURNPIKE_VERSION "\"}");
   sample("node_info", labels, 1);
+  // APISIX's exporter sets it from the health checkers at every collection (control/v1.lua's
+  // get_health_checkers): the targets of the checkers that exist, 1 when healthy.
+  std::vector<health::TargetStatus> statuses;
+  if (upstream_status_) statuses = upstream_status_();
+  if (!statuses.empty()) {
+    family("upstream_status", "Upstream status from health check", "gauge");
+    for (const health::TargetStatus& t : statuses) {
+      labels = "{name=\"";
+      metrics::AppendEscapedLabelValue(&labels, t.name);
+      labels.append("\",ip=\"");
+      metrics::AppendEscapedLabelValue(&labels, t.ip);
+      labels.append("\",port=\"").append(std::to_string(t.port)).append("\"}");
+      sample("upstream_status", labels, t.healthy ? 1 : 0);
+    }
+  }
   uint64_t dropped = registry_->dropped_series();
   out.append(
       "# HELP turnpike_metrics_dropped_series_total Label sets not recorded: a metric reached "

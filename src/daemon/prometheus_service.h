@@ -20,9 +20,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "admin/status_server.h"
 #include "daemon/control_service.h"
+#include "health/health_checker.h"
 #include "metrics/registry.h"
 
 namespace turnpike::plugins::prometheus {
@@ -44,8 +46,11 @@ class PrometheusService final : public ControlService {
  public:
   // `attr`: plugin_attr.prometheus (null when absent), parsed at Start(), whose error stops
   // the daemon. `registry` outlives the service.
+  // `upstream_status` (may be null): the health checker's targets, exported as
+  // apisix_upstream_status{name, ip, port} (1 healthy or mostly healthy, 0 otherwise).
   PrometheusService(nlohmann::json attr, const metrics::Registry* registry,
-                    std::function<ProcessCounters()> counters);
+                    std::function<ProcessCounters()> counters,
+                    std::function<std::vector<health::TargetStatus>()> upstream_status = nullptr);
   ~PrometheusService() override;
 
   std::string_view name() const override { return "prometheus"; }
@@ -65,6 +70,7 @@ class PrometheusService final : public ControlService {
   std::unique_ptr<plugins::prometheus::Attr> attr_;  // parsed at Start()
   const metrics::Registry* registry_;
   std::function<ProcessCounters()> counters_;
+  std::function<std::vector<health::TargetStatus>()> upstream_status_;
   std::string hostname_;
   uint64_t warned_dropped_ = 0;  // dropped series already warned about
   std::unique_ptr<admin::StatusServer> server_;

@@ -27,6 +27,10 @@
 //   /conn           body = this connection's sequence number (1, 2, ...)
 //   /inflight       body = number of other requests currently being handled (a request counts
 //                   from its parsed head until its response head is written)
+//   /health         the status set by /health/set (200 until then), body "health <code>\n";
+//                   counts its requests
+//   /health/set/<code>  sets /health's status (health check tests take a node down and up)
+//   /health/hits    body = the number of /health requests so far
 //   anything else   404
 //
 // Deliberately no dependencies beyond the C++ standard library and POSIX.
@@ -70,6 +74,8 @@ constexpr uint64_t kFnvPrime = 1099511628211ull;
 std::string g_backend_id = "default";       // written once in main before any thread starts
 std::atomic<uint64_t> g_connection_seq{0};  // last connection sequence number handed out
 std::atomic<int> g_inflight{0};             // see InflightCount
+std::atomic<int> g_health_status{200};      // /health's status (/health/set)
+std::atomic<uint64_t> g_health_hits{0};     // /health requests so far
 
 // ------------------------------------------------------------------------- small helpers
 
@@ -691,6 +697,20 @@ After HandleRequest(int fd, Reader& reader, Request& req, uint64_t conn, Infligh
     ok = resp.Send(200, "text/plain", "closing\n");
   } else if (path == "/conn") {
     ok = resp.Send(200, "text/plain", std::to_string(conn));
+  } else if (path == "/health") {
+    g_health_hits.fetch_add(1);
+    const int status = g_health_status.load();
+    ok = resp.Send(status, "text/plain", "health " + std::to_string(status) + "\n");
+  } else if (path.rfind("/health/set/", 0) == 0) {
+    std::optional<uint64_t> code = ParseDecimal(path.substr(12));
+    if (code && *code >= 200 && *code <= 599) {
+      g_health_status.store(static_cast<int>(*code));
+      ok = resp.Send(200, "text/plain", "health set\n");
+    } else {
+      ok = resp.Send(400, "text/plain", "bad status code\n");
+    }
+  } else if (path == "/health/hits") {
+    ok = resp.Send(200, "text/plain", std::to_string(g_health_hits.load()));
   } else if (path == "/inflight") {
     ok = resp.Send(200, "text/plain", std::to_string(g_inflight.load() - 1));
   } else {

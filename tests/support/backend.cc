@@ -7,12 +7,12 @@
 namespace turnpike::testing {
 
 std::unique_ptr<Backend> Backend::Start(const std::string& binary, const std::string& id,
-                                        std::string* error) {
+                                        std::string* error, int port_wanted) {
   ProcessOptions options;
   options.stdout_pipe = true;
   std::string err;
-  std::unique_ptr<Process> p =
-      Process::Start(binary, {"--listen", "127.0.0.1:0", "--id", id}, options, &err);
+  std::unique_ptr<Process> p = Process::Start(
+      binary, {"--listen", "127.0.0.1:" + std::to_string(port_wanted), "--id", id}, options, &err);
   if (!p) {
     if (error) *error = "backend " + id + ": " + err;
     return nullptr;

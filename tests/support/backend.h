@@ -13,8 +13,9 @@ class Backend {
   // Runs `binary --listen 127.0.0.1:0 --id <id>`, waits (up to 10 s) for its
   // "LISTENING <port>" line. nullptr and `error` on failure. The process is killed when the
   // Backend is destroyed.
+  // `port`: listen there instead (a test restarting a node it stopped).
   static std::unique_ptr<Backend> Start(const std::string& binary, const std::string& id,
-                                        std::string* error = nullptr);
+                                        std::string* error = nullptr, int port = 0);
 
   int port() const { return port_; }
   const std::string& id() const { return id_; }

@@ -296,6 +296,52 @@ TEST(AllocationTest, WarmRequestsThroughEveryBalancerDoNotAllocate) {
   }
 }
 
+// An upstream with active and passive checks: every request checks its health slot (first use,
+// health snapshot pointer), skips the node its checker marked down, and reports its status to
+// the worker's passive ring (drained meanwhile, as the checker does).
+TEST(AllocationTest, WarmRequestsWithHealthChecksDoNotAllocate) {
+  Origin a;
+  Origin b;
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto gateway = OneWorkerGateway();
+  config::RoutesConfig routes = OriginRoutes(a.port());
+  routes.upstreams[0].nodes.push_back({.host = "127.0.0.1", .port = b.port(), .weight = 1});
+  routes.upstreams[0].checks.emplace();
+  routes.upstreams[0].checks->passive.emplace();
+  BuildReport report;
+  SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
+  upstream::HealthSlotSharedPtr health = snap->upstreams.at(0)->health;
+  ASSERT_NE(health, nullptr);
+  ASSERT_TRUE(health->passive());
+  auto down = std::make_shared<upstream::HealthSnapshot>();
+  down->down.push_back({"127.0.0.1", static_cast<uint16_t>(b.port())});
+  health->Store(down);
+
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  serving.worker.Start(snap);
+  int fd = ConnectTo(serving.port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  uint64_t reports = 0;
+  uint64_t at_b = 0;
+  std::optional<uint64_t> allocations = WarmAllocations(kRequests, [&] {
+    health->Drain([&](const upstream::PassiveReport& r) {
+      ++reports;
+      if (ntohs(reinterpret_cast<const sockaddr_in&>(r.addr).sin_port) == b.port()) ++at_b;
+    });
+    return RoundTrip(fd, kHelloRequest, &response_len);
+  });
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+  EXPECT_TRUE(health->used());
+  EXPECT_GE(reports, uint64_t{kRequests} - 2) << "every attempt reported a 200";
+  EXPECT_EQ(at_b, 0u) << "the node marked down got no request";
+  close(fd);
+  serving.worker.Drain();
+  serving.worker.Join();
+}
+
 // The access log on the hot path: APISIX's default format (every variable it names, values
 // escaped nginx's way) rendered through the request context in the log phase, and queued in
 // the real log writer, whose thread writes the file meanwhile (its allocations count too).

@@ -12,14 +12,14 @@ namespace turnpike::config {
 namespace {
 
 // http_statuses: a non-empty list of unique integers in [200, 599].
-void ReadStatuses(const Field &f, Diagnostics &d, std::vector<int> *out) {
+void ReadStatuses(const Field& f, Diagnostics& d, std::vector<int>* out) {
   if (!ExpectList(f, d)) return;
   if (f.value.size() == 0) {
     d.Error(f.at(), f.path, "must not be empty");
     return;
   }
   std::vector<int> statuses;
-  for (const Field &item : ListItems(f.value, f.path)) {
+  for (const Field& item : ListItems(f.value, f.path)) {
     std::optional<int64_t> v = ReadInt(item, d, 200, 599);
     if (!v) continue;
     if (std::find(statuses.begin(), statuses.end(), *v) != statuses.end()) {
@@ -31,17 +31,17 @@ void ReadStatuses(const Field &f, Diagnostics &d, std::vector<int> *out) {
   *out = std::move(statuses);
 }
 
-void ReadCount(const Field &f, Diagnostics &d, int min, int *out) {
+void ReadCount(const Field& f, Diagnostics& d, int min, int* out) {
   if (std::optional<int64_t> v = ReadInt(f, d, min, 254)) *out = static_cast<int>(*v);
 }
 
-void ReadInterval(const Field &f, Diagnostics &d, int *out) {
+void ReadInterval(const Field& f, Diagnostics& d, int* out) {
   if (std::optional<int64_t> v = ReadInt(f, d, 1, 86400 * 365)) *out = static_cast<int>(*v);
 }
 
 // The check type: http and tcp; https is in APISIX's enum but needs TLS to the
 // node.
-void ReadCheckType(const Field &f, Diagnostics &d, std::string *out) {
+void ReadCheckType(const Field& f, Diagnostics& d, std::string* out) {
   std::optional<std::string> v = ReadEnum(f, d, {"http", "https", "tcp"});
   if (v == "https") {
     d.Error(f.at(), f.path,
@@ -64,15 +64,15 @@ bool IsToken(std::string_view s) {
 }
 
 // req_headers: a non-empty list of unique "Name: value" strings.
-void ReadReqHeaders(const Field &f, Diagnostics &d,
-                    std::vector<std::pair<std::string, std::string>> *out) {
+void ReadReqHeaders(const Field& f, Diagnostics& d,
+                    std::vector<std::pair<std::string, std::string>>* out) {
   if (!ExpectList(f, d)) return;
   if (f.value.size() == 0) {
     d.Error(f.at(), f.path, "must not be empty");
     return;
   }
   std::vector<std::string> seen;
-  for (const Field &item : ListItems(f.value, f.path)) {
+  for (const Field& item : ListItems(f.value, f.path)) {
     std::optional<std::string> v = ReadString(item, d);
     if (!v) continue;
     if (std::find(seen.begin(), seen.end(), *v) != seen.end()) {
@@ -101,9 +101,9 @@ void ReadReqHeaders(const Field &f, Diagnostics &d,
   }
 }
 
-void ReadActiveHealthy(const Field &f, Diagnostics &d, ActiveCheckSpec *a) {
+void ReadActiveHealthy(const Field& f, Diagnostics& d, ActiveCheckSpec* a) {
   if (!ExpectMap(f, d)) return;
-  for (const Field &x : MapEntries(f.value, f.path, d)) {
+  for (const Field& x : MapEntries(f.value, f.path, d)) {
     if (x.key == "interval") {
       ReadInterval(x, d, &a->healthy_interval);
     } else if (x.key == "http_statuses") {
@@ -116,9 +116,9 @@ void ReadActiveHealthy(const Field &f, Diagnostics &d, ActiveCheckSpec *a) {
   }
 }
 
-void ReadActiveUnhealthy(const Field &f, Diagnostics &d, ActiveCheckSpec *a) {
+void ReadActiveUnhealthy(const Field& f, Diagnostics& d, ActiveCheckSpec* a) {
   if (!ExpectMap(f, d)) return;
-  for (const Field &x : MapEntries(f.value, f.path, d)) {
+  for (const Field& x : MapEntries(f.value, f.path, d)) {
     if (x.key == "interval") {
       ReadInterval(x, d, &a->unhealthy_interval);
     } else if (x.key == "http_statuses") {
@@ -135,9 +135,9 @@ void ReadActiveUnhealthy(const Field &f, Diagnostics &d, ActiveCheckSpec *a) {
   }
 }
 
-void ReadActive(const Field &f, Diagnostics &d, ActiveCheckSpec *a) {
+void ReadActive(const Field& f, Diagnostics& d, ActiveCheckSpec* a) {
   if (!ExpectMap(f, d)) return;
-  for (const Field &x : MapEntries(f.value, f.path, d)) {
+  for (const Field& x : MapEntries(f.value, f.path, d)) {
     if (x.key == "type") {
       ReadCheckType(x, d, &a->type);
     } else if (x.key == "timeout") {
@@ -182,14 +182,14 @@ void ReadActive(const Field &f, Diagnostics &d, ActiveCheckSpec *a) {
   }
 }
 
-void ReadPassive(const Field &f, Diagnostics &d, PassiveCheckSpec *p) {
+void ReadPassive(const Field& f, Diagnostics& d, PassiveCheckSpec* p) {
   if (!ExpectMap(f, d)) return;
-  for (const Field &x : MapEntries(f.value, f.path, d)) {
+  for (const Field& x : MapEntries(f.value, f.path, d)) {
     if (x.key == "type") {
       ReadCheckType(x, d, &p->type);
     } else if (x.key == "healthy") {
       if (!ExpectMap(x, d)) continue;
-      for (const Field &y : MapEntries(x.value, x.path, d)) {
+      for (const Field& y : MapEntries(x.value, x.path, d)) {
         if (y.key == "http_statuses") {
           ReadStatuses(y, d, &p->healthy_statuses);
         } else if (y.key == "successes") {
@@ -200,7 +200,7 @@ void ReadPassive(const Field &f, Diagnostics &d, PassiveCheckSpec *p) {
       }
     } else if (x.key == "unhealthy") {
       if (!ExpectMap(x, d)) continue;
-      for (const Field &y : MapEntries(x.value, x.path, d)) {
+      for (const Field& y : MapEntries(x.value, x.path, d)) {
         if (y.key == "http_statuses") {
           ReadStatuses(y, d, &p->unhealthy_statuses);
         } else if (y.key == "http_failures") {
@@ -221,12 +221,12 @@ void ReadPassive(const Field &f, Diagnostics &d, PassiveCheckSpec *p) {
 
 }  // namespace
 
-std::optional<HealthChecksSpec> ParseHealthChecks(const Field &f, Diagnostics &d) {
+std::optional<HealthChecksSpec> ParseHealthChecks(const Field& f, Diagnostics& d) {
   if (!ExpectMap(f, d)) return std::nullopt;
   const size_t errors_before = d.errors().size();
   HealthChecksSpec spec;
   bool has_active = false;
-  for (const Field &x : MapEntries(f.value, f.path, d)) {
+  for (const Field& x : MapEntries(f.value, f.path, d)) {
     if (x.key == "active") {
       has_active = true;
       ReadActive(x, d, &spec.active);

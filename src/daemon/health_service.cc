@@ -2,19 +2,19 @@
 
 namespace turnpike::daemon {
 
-Status HealthService::Start(uv_loop_t *loop) {
+Status HealthService::Start(uv_loop_t* loop) {
   checker_ = std::make_unique<health::HealthChecker>(loop);
   checker_->Start();
   return Status::Ok();
 }
 
-void HealthService::Apply(const proxy::Snapshot &snapshot) {
+void HealthService::Apply(const proxy::Snapshot& snapshot) {
   if (checker_) checker_->Apply(HealthBindings(snapshot));
 }
 
-std::vector<health::Binding> HealthBindings(const proxy::Snapshot &snapshot) {
+std::vector<health::Binding> HealthBindings(const proxy::Snapshot& snapshot) {
   std::vector<health::Binding> out;
-  for (const auto &up : snapshot.upstreams) {
+  for (const auto& up : snapshot.upstreams) {
     if (up->health == nullptr) continue;
     out.push_back({"/apisix/" + up->key, up->checks, up->nodes, up->health,
                    up->pass_host == config::PassHost::kNode});

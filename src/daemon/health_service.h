@@ -23,17 +23,17 @@ namespace turnpike::daemon {
 class HealthService final : public ControlService {
  public:
   std::string_view name() const override { return "health checks"; }
-  Status Start(uv_loop_t *loop) override;
+  Status Start(uv_loop_t* loop) override;
   void Stop() override {
     if (checker_) checker_->Stop();
   }
 
   // Control thread, for every published snapshot.
-  void Apply(const proxy::Snapshot &snapshot);
+  void Apply(const proxy::Snapshot& snapshot);
 
   // Null before Start(). The control API's view, and apisix_upstream_status's
   // source.
-  const health::HealthChecker *checker() const { return checker_.get(); }
+  const health::HealthChecker* checker() const { return checker_.get(); }
 
  private:
   std::unique_ptr<health::HealthChecker> checker_;
@@ -42,6 +42,6 @@ class HealthService final : public ControlService {
 // The bindings of `snapshot`'s upstreams with a health slot, named as APISIX
 // names checkers
 // ("/apisix/" + the upstream's resource key).
-std::vector<health::Binding> HealthBindings(const proxy::Snapshot &snapshot);
+std::vector<health::Binding> HealthBindings(const proxy::Snapshot& snapshot);
 
 }  // namespace turnpike::daemon

@@ -24,7 +24,7 @@ struct HealthChecker::Target {
   uint64_t next_ms = 0;  // loop time of the next active probe
   bool probing = false;
   http_client::RequestHandle http;
-  TcpProbe *tcp = nullptr;
+  TcpProbe* tcp = nullptr;
 
   void CancelProbe() {
     http.Cancel();
@@ -40,7 +40,7 @@ struct HealthChecker::Checker {
   std::vector<std::unique_ptr<Target>> targets;
   // (node ip, node port) -> its target: node addresses of passive reports and
   // health snapshots.
-  std::map<std::pair<std::string, uint16_t>, Target *> by_node;
+  std::map<std::pair<std::string, uint16_t>, Target*> by_node;
   int in_flight = 0;
   bool dirty = false;  // some target crossed sides since the last Publish
   std::vector<upstream::HealthSnapshot::Addr> down;  // as last published
@@ -48,7 +48,7 @@ struct HealthChecker::Checker {
   bool warned = false;
 
   ~Checker() {
-    for (auto &t : targets) t->CancelProbe();
+    for (auto& t : targets) t->CancelProbe();
   }
 };
 
@@ -57,8 +57,8 @@ namespace {
 // Where a status goes in a check's lists: kSuccess, kHttpFailure, or nullopt
 // (ignored). lua-resty-healthcheck counts a missing status (0: a bad status
 // line) as a failure.
-std::optional<Outcome> Classify(int status, const std::vector<int> &healthy,
-                                const std::vector<int> &unhealthy) {
+std::optional<Outcome> Classify(int status, const std::vector<int>& healthy,
+                                const std::vector<int>& unhealthy) {
   if (std::find(healthy.begin(), healthy.end(), status) != healthy.end()) return Outcome::kSuccess;
   if (status == 0 || std::find(unhealthy.begin(), unhealthy.end(), status) != unhealthy.end()) {
     return Outcome::kHttpFailure;
@@ -66,7 +66,7 @@ std::optional<Outcome> Classify(int status, const std::vector<int> &healthy,
   return std::nullopt;
 }
 
-int ActiveLimit(const config::ActiveCheckSpec &a, Outcome o) {
+int ActiveLimit(const config::ActiveCheckSpec& a, Outcome o) {
   switch (o) {
     case Outcome::kSuccess:
       return a.healthy_successes;
@@ -80,7 +80,7 @@ int ActiveLimit(const config::ActiveCheckSpec &a, Outcome o) {
   return 0;
 }
 
-int PassiveLimit(const config::PassiveCheckSpec &p, Outcome o) {
+int PassiveLimit(const config::PassiveCheckSpec& p, Outcome o) {
   switch (o) {
     case Outcome::kSuccess:
       return p.healthy_successes;
@@ -94,7 +94,7 @@ int PassiveLimit(const config::PassiveCheckSpec &p, Outcome o) {
   return 0;
 }
 
-const char *OutcomeName(Outcome o) {
+const char* OutcomeName(Outcome o) {
   switch (o) {
     case Outcome::kSuccess:
       return "success";
@@ -108,31 +108,31 @@ const char *OutcomeName(Outcome o) {
   return "";
 }
 
-bool IsIpLiteral(const std::string &host) {
+bool IsIpLiteral(const std::string& host) {
   unsigned char buf[16];
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
 // A report's node address as (ip text, port).
-std::pair<std::string, uint16_t> AddrOf(const sockaddr_storage &ss) {
+std::pair<std::string, uint16_t> AddrOf(const sockaddr_storage& ss) {
   char text[INET6_ADDRSTRLEN] = {};
   if (ss.ss_family == AF_INET6) {
-    const auto &sin6 = reinterpret_cast<const sockaddr_in6 &>(ss);
+    const auto& sin6 = reinterpret_cast<const sockaddr_in6&>(ss);
     inet_ntop(AF_INET6, &sin6.sin6_addr, text, sizeof(text));
     return {text, ntohs(sin6.sin6_port)};
   }
-  const auto &sin = reinterpret_cast<const sockaddr_in &>(ss);
+  const auto& sin = reinterpret_cast<const sockaddr_in&>(ss);
   inet_ntop(AF_INET, &sin.sin_addr, text, sizeof(text));
   return {text, ntohs(sin.sin_port)};
 }
 
-uint64_t IntervalMs(const config::ActiveCheckSpec &a, const upstream::TargetState &s) {
+uint64_t IntervalMs(const config::ActiveCheckSpec& a, const upstream::TargetState& s) {
   return static_cast<uint64_t>(s.up() ? a.healthy_interval : a.unhealthy_interval) * 1000;
 }
 
 }  // namespace
 
-HealthChecker::HealthChecker(uv_loop_t *loop, Options options)
+HealthChecker::HealthChecker(uv_loop_t* loop, Options options)
     : loop_(loop), options_(options), client_(loop) {}
 
 HealthChecker::~HealthChecker() = default;
@@ -142,9 +142,19 @@ void HealthChecker::Start() {
   started_ = true;
   uv_timer_init(loop_, &tick_);
   tick_.data = this;
-  uv_timer_start(
-      &tick_, [](uv_timer_t *t) { static_cast<HealthChecker *>(t->data)->Tick(); },
-      options_.tick_ms, options_.tick_ms);
+  UpdateTimer();
+}
+
+void HealthChecker::UpdateTimer() {
+  if (!started_ || stopped_) return;
+  // No upstream with checks: no tick, so a config without checks costs nothing at all.
+  if (checkers_.empty()) {
+    uv_timer_stop(&tick_);
+  } else if (uv_is_active(reinterpret_cast<uv_handle_t*>(&tick_)) == 0) {
+    uv_timer_start(
+        &tick_, [](uv_timer_t* t) { static_cast<HealthChecker*>(t->data)->Tick(); },
+        options_.tick_ms, options_.tick_ms);
+  }
 }
 
 void HealthChecker::Stop() {
@@ -152,15 +162,15 @@ void HealthChecker::Stop() {
   stopped_ = true;
   checkers_.clear();  // cancels the probes in flight
   client_.Close();
-  if (started_) uv_close(reinterpret_cast<uv_handle_t *>(&tick_), nullptr);
+  if (started_) uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
 }
 
 void HealthChecker::Apply(std::vector<Binding> bindings) {
   if (stopped_) return;
-  std::unordered_map<const upstream::HealthSlot *, std::unique_ptr<Checker>> old;
-  for (auto &c : checkers_) old.emplace(c->binding.health.get(), std::move(c));
+  std::unordered_map<const upstream::HealthSlot*, std::unique_ptr<Checker>> old;
+  for (auto& c : checkers_) old.emplace(c->binding.health.get(), std::move(c));
   checkers_.clear();
-  for (Binding &b : bindings) {
+  for (Binding& b : bindings) {
     auto it = old.find(b.health.get());
     std::unique_ptr<Checker> c;
     if (it != old.end() && it->second != nullptr) {
@@ -171,14 +181,14 @@ void HealthChecker::Apply(std::vector<Binding> bindings) {
     c->binding = std::move(b);
     checkers_.push_back(std::move(c));
   }
-  // `old` drops the checkers no upstream has any more (their probes are
-  // cancelled).
+  // `old` drops the checkers no upstream has any more (their probes are cancelled).
+  UpdateTimer();
 }
 
 void HealthChecker::Tick() {
   if (stopped_) return;
   const uint64_t now = uv_now(loop_);
-  for (auto &c : checkers_) {
+  for (auto& c : checkers_) {
     if (!c->started) {
       if (!c->binding.health->used()) continue;
       StartChecker(c.get(), now);
@@ -190,29 +200,29 @@ void HealthChecker::Tick() {
   }
 }
 
-void HealthChecker::StartChecker(Checker *c, uint64_t now) {
+void HealthChecker::StartChecker(Checker* c, uint64_t now) {
   c->started = true;
   spdlog::info("health check: {} started ({} checks)", c->binding.name,
                c->binding.checks->active.type);
   Retarget(c, now);
 }
 
-void HealthChecker::Retarget(Checker *c, uint64_t now) {
-  const config::ActiveCheckSpec &a = c->binding.checks->active;
+void HealthChecker::Retarget(Checker* c, uint64_t now) {
+  const config::ActiveCheckSpec& a = c->binding.checks->active;
   c->nodes = c->binding.nodes->Load();
   std::map<std::tuple<std::string, uint16_t, std::string>, std::unique_ptr<Target>> old;
-  for (auto &t : c->targets) {
+  for (auto& t : c->targets) {
     auto key = std::make_tuple(t->ip, t->port, t->hostname);
     old.emplace(std::move(key), std::move(t));
   }
   c->targets.clear();
   c->by_node.clear();
-  std::map<std::tuple<std::string, uint16_t, std::string>, Target *> made;
-  for (const upstream::Node &node : c->nodes->nodes) {
+  std::map<std::tuple<std::string, uint16_t, std::string>, Target*> made;
+  for (const upstream::Node& node : c->nodes->nodes) {
     const auto port = static_cast<uint16_t>(a.port != 0 ? a.port : node.port);
     std::string hostname = a.host.empty() ? node.ip_text : a.host;
     auto key = std::make_tuple(node.ip_text, port, hostname);
-    Target *target = nullptr;
+    Target* target = nullptr;
     if (auto m = made.find(key); m != made.end()) {
       target = m->second;
     } else {
@@ -237,7 +247,7 @@ void HealthChecker::Retarget(Checker *c, uint64_t now) {
     }
     c->by_node[{node.ip_text, node.port}] = target;
   }
-  for (auto &[key, t] : old) {
+  for (auto& [key, t] : old) {
     if (t == nullptr) continue;
     if (t->probing) --c->in_flight;
     t->CancelProbe();
@@ -245,11 +255,11 @@ void HealthChecker::Retarget(Checker *c, uint64_t now) {
   c->dirty = true;
 }
 
-void HealthChecker::DrainPassive(Checker *c) {
-  upstream::HealthSlot &slot = *c->binding.health;
+void HealthChecker::DrainPassive(Checker* c) {
+  upstream::HealthSlot& slot = *c->binding.health;
   if (!slot.passive()) return;
-  const config::PassiveCheckSpec &p = *c->binding.checks->passive;
-  slot.Drain([&](const upstream::PassiveReport &r) {
+  const config::PassiveCheckSpec& p = *c->binding.checks->passive;
+  slot.Drain([&](const upstream::PassiveReport& r) {
     auto it = c->by_node.find(AddrOf(r.addr));
     if (it == c->by_node.end()) return;  // a node of an older set
     ++stats_.passive;
@@ -264,24 +274,24 @@ void HealthChecker::DrainPassive(Checker *c) {
   });
 }
 
-void HealthChecker::RunProbes(Checker *c, uint64_t now) {
+void HealthChecker::RunProbes(Checker* c, uint64_t now) {
   const int concurrency = c->binding.checks->active.concurrency;
-  for (auto &t : c->targets) {
+  for (auto& t : c->targets) {
     if (c->in_flight >= concurrency) return;
     if (t->probing || now < t->next_ms) continue;
     Probe(c, t.get());
   }
 }
 
-void HealthChecker::Probe(Checker *c, Target *t) {
-  const config::ActiveCheckSpec &a = c->binding.checks->active;
+void HealthChecker::Probe(Checker* c, Target* t) {
+  const config::ActiveCheckSpec& a = c->binding.checks->active;
   ++stats_.probes;
   t->probing = true;
   ++c->in_flight;
   if (a.type == "tcp") {
     Outcome failed = Outcome::kTcpFailure;
     t->tcp = TcpProbe::Start(
-        loop_, reinterpret_cast<const sockaddr *>(&t->origin.addr), a.timeout,
+        loop_, reinterpret_cast<const sockaddr*>(&t->origin.addr), a.timeout,
         [this, c, t](Outcome o) {
           t->tcp = nullptr;
           OnProbeDone(c, t, o, 0);
@@ -317,8 +327,8 @@ void HealthChecker::Probe(Checker *c, Target *t) {
   });
 }
 
-void HealthChecker::OnProbeDone(Checker *c, Target *t, Outcome outcome, int status) {
-  const config::ActiveCheckSpec &a = c->binding.checks->active;
+void HealthChecker::OnProbeDone(Checker* c, Target* t, Outcome outcome, int status) {
+  const config::ActiveCheckSpec& a = c->binding.checks->active;
   t->probing = false;
   --c->in_flight;
   if (a.type != "tcp" && outcome == Outcome::kSuccess) {
@@ -330,7 +340,7 @@ void HealthChecker::OnProbeDone(Checker *c, Target *t, Outcome outcome, int stat
   t->next_ms = uv_now(loop_) + IntervalMs(a, t->state);
 }
 
-void HealthChecker::Count(Checker *c, Target *t, Outcome outcome, int limit, const char *source) {
+void HealthChecker::Count(Checker* c, Target* t, Outcome outcome, int limit, const char* source) {
   if (!t->state.Report(outcome, limit)) return;
   ++stats_.transitions;
   c->dirty = true;
@@ -339,11 +349,11 @@ void HealthChecker::Count(Checker *c, Target *t, Outcome outcome, int limit, con
                OutcomeName(outcome));
 }
 
-void HealthChecker::Publish(Checker *c, uint64_t now) {
+void HealthChecker::Publish(Checker* c, uint64_t now) {
   if (c->dirty) {
     c->dirty = false;
     std::vector<upstream::HealthSnapshot::Addr> down;
-    for (const upstream::Node &node : c->nodes->nodes) {
+    for (const upstream::Node& node : c->nodes->nodes) {
       auto it = c->by_node.find({node.ip_text, node.port});
       if (it != c->by_node.end() && !it->second->state.up())
         down.push_back({node.ip_text, node.port});
@@ -372,20 +382,20 @@ void HealthChecker::Publish(Checker *c, uint64_t now) {
 
 std::vector<TargetStatus> HealthChecker::Statuses() const {
   std::vector<TargetStatus> out;
-  for (const auto &c : checkers_) {
+  for (const auto& c : checkers_) {
     if (!c->started) continue;
-    for (const auto &t : c->targets) {
+    for (const auto& t : c->targets) {
       out.push_back({c->binding.name, t->ip, t->port, t->state.up()});
     }
   }
   return out;
 }
 
-std::string HealthChecker::CheckerJson(const Checker &c) const {
+std::string HealthChecker::CheckerJson(const Checker& c) const {
   nlohmann::json j = {{"name", c.binding.name}, {"type", c.binding.checks->active.type}};
   if (c.started) {
     nlohmann::json nodes = nlohmann::json::array();
-    for (const auto &t : c.targets) {
+    for (const auto& t : c.targets) {
       nodes.push_back({{"ip", t->ip},
                        {"port", t->port},
                        {"hostname", t->hostname},
@@ -404,7 +414,7 @@ std::string HealthChecker::CheckerJson(const Checker &c) const {
 std::string HealthChecker::AllJson() const {
   if (checkers_.empty()) return "{}";
   std::string out = "[";
-  for (const auto &c : checkers_) {
+  for (const auto& c : checkers_) {
     if (out.size() > 1) out.push_back(',');
     out += CheckerJson(*c);
   }
@@ -413,7 +423,7 @@ std::string HealthChecker::AllJson() const {
 }
 
 std::optional<std::string> HealthChecker::OneJson(std::string_view name) const {
-  for (const auto &c : checkers_) {
+  for (const auto& c : checkers_) {
     if (c->binding.name == name) return CheckerJson(*c);
   }
   return std::nullopt;

@@ -87,13 +87,13 @@ class HealthChecker final : public upstream::HealthView {
     uint64_t transitions = 0;  // targets that crossed healthy <-> unhealthy
   };
 
-  HealthChecker(uv_loop_t *loop, Options options);
-  explicit HealthChecker(uv_loop_t *loop) : HealthChecker(loop, Options{}) {}
+  HealthChecker(uv_loop_t* loop, Options options);
+  explicit HealthChecker(uv_loop_t* loop) : HealthChecker(loop, Options{}) {}
   // REQUIRES: Stop() was called and the loop ran its close callbacks (or
   // Start() never was).
   ~HealthChecker() override;
-  HealthChecker(const HealthChecker &) = delete;
-  HealthChecker &operator=(const HealthChecker &) = delete;
+  HealthChecker(const HealthChecker&) = delete;
+  HealthChecker& operator=(const HealthChecker&) = delete;
 
   void Start();
   // Cancels the probes in flight and closes the timer. Idempotent.
@@ -113,24 +113,25 @@ class HealthChecker final : public upstream::HealthView {
   std::string AllJson() const override;
   std::optional<std::string> OneJson(std::string_view name) const override;
 
-  const Stats &stats() const { return stats_; }
+  const Stats& stats() const { return stats_; }
   size_t checkers() const { return checkers_.size(); }
 
  private:
   struct Checker;
   struct Target;
 
-  void StartChecker(Checker *c, uint64_t now);
-  void Retarget(Checker *c, uint64_t now);
-  void DrainPassive(Checker *c);
-  void RunProbes(Checker *c, uint64_t now);
-  void Probe(Checker *c, Target *t);
-  void OnProbeDone(Checker *c, Target *t, upstream::Outcome outcome, int status);
-  void Count(Checker *c, Target *t, upstream::Outcome outcome, int limit, const char *source);
-  void Publish(Checker *c, uint64_t now);
-  std::string CheckerJson(const Checker &c) const;
+  void UpdateTimer();  // the tick runs only while some upstream has checks
+  void StartChecker(Checker* c, uint64_t now);
+  void Retarget(Checker* c, uint64_t now);
+  void DrainPassive(Checker* c);
+  void RunProbes(Checker* c, uint64_t now);
+  void Probe(Checker* c, Target* t);
+  void OnProbeDone(Checker* c, Target* t, upstream::Outcome outcome, int status);
+  void Count(Checker* c, Target* t, upstream::Outcome outcome, int limit, const char* source);
+  void Publish(Checker* c, uint64_t now);
+  std::string CheckerJson(const Checker& c) const;
 
-  uv_loop_t *loop_;
+  uv_loop_t* loop_;
   Options options_;
   uv_timer_t tick_{};
   bool started_ = false;

@@ -26,8 +26,8 @@ class TcpProbe {
   // Starts a connect to `addr`; null (and no callback) when it cannot even
   // start, after
   // `*outcome` was set to the failure to report.
-  static TcpProbe *Start(uv_loop_t *loop, const sockaddr *addr, double timeout_s, Done done,
-                         upstream::Outcome *outcome);
+  static TcpProbe* Start(uv_loop_t* loop, const sockaddr* addr, double timeout_s, Done done,
+                         upstream::Outcome* outcome);
   // Drops the probe: no callback follows.
   void Cancel();
 
@@ -35,7 +35,7 @@ class TcpProbe {
   TcpProbe() = default;
   void Finish(upstream::Outcome outcome);
   void Close();
-  static void OnClosed(uv_handle_t *h);
+  static void OnClosed(uv_handle_t* h);
 
   uv_tcp_t tcp_{};
   uv_connect_t connect_{};

@@ -6,9 +6,9 @@
 
 namespace turnpike::upstream {
 
-bool HealthSnapshot::IsDown(const Node &node) const {
+bool HealthSnapshot::IsDown(const Node& node) const {
   if (down.empty()) return false;
-  auto it = std::lower_bound(down.begin(), down.end(), node, [](const Addr &a, const Node &n) {
+  auto it = std::lower_bound(down.begin(), down.end(), node, [](const Addr& a, const Node& n) {
     const int c = a.ip.compare(n.ip_text);
     return c < 0 || (c == 0 && a.port < n.port);
   });
@@ -20,7 +20,7 @@ HealthSlot::HealthSlot(int passive_workers) {
 }
 
 HealthSnapshotConstSharedPtr HealthSlot::Store(HealthSnapshotConstSharedPtr snapshot) {
-  const HealthSnapshot *raw = snapshot.get();
+  const HealthSnapshot* raw = snapshot.get();
   {
     std::lock_guard<std::mutex> lock(mu_);
     value_.swap(snapshot);
@@ -31,11 +31,11 @@ HealthSnapshotConstSharedPtr HealthSlot::Store(HealthSnapshotConstSharedPtr snap
 
 uint64_t HealthSlot::dropped() const {
   uint64_t n = 0;
-  for (const auto &ring : rings_) n += ring->dropped.load(std::memory_order_relaxed);
+  for (const auto& ring : rings_) n += ring->dropped.load(std::memory_order_relaxed);
   return n;
 }
 
-void MarkDown(const HealthSnapshot &health, const NodeSet &set, TriedSet *down) {
+void MarkDown(const HealthSnapshot& health, const NodeSet& set, TriedSet* down) {
   down->Clear();
   if (health.down.empty()) return;
   for (uint32_t i = 0; i < set.nodes.size(); ++i) {

@@ -52,12 +52,12 @@ struct HealthSnapshot {
   struct Addr {
     std::string ip;  // as Node::ip_text
     uint16_t port = 0;
-    auto operator<=>(const Addr &) const = default;
+    auto operator<=>(const Addr&) const = default;
   };
   std::vector<Addr> down;
 
   // Whether `node` is down: O(log down).
-  bool IsDown(const Node &node) const;
+  bool IsDown(const Node& node) const;
 };
 
 using HealthSnapshotConstSharedPtr = std::shared_ptr<const HealthSnapshot>;
@@ -77,8 +77,8 @@ class HealthSlot {
   // `passive_workers`: the number of workers (one ring each) when the upstream
   // has passive checks, 0 otherwise.
   explicit HealthSlot(int passive_workers);
-  HealthSlot(const HealthSlot &) = delete;
-  HealthSlot &operator=(const HealthSlot &) = delete;
+  HealthSlot(const HealthSlot&) = delete;
+  HealthSlot& operator=(const HealthSlot&) = delete;
 
   // ---- first use
   bool used() const { return used_.load(std::memory_order_relaxed); }
@@ -93,7 +93,7 @@ class HealthSlot {
   HealthSnapshotConstSharedPtr Store(HealthSnapshotConstSharedPtr snapshot);
   // Any thread. The current snapshot's address, only to compare; null before
   // the first Store.
-  const HealthSnapshot *Peek() const { return current_.load(std::memory_order_acquire); }
+  const HealthSnapshot* Peek() const { return current_.load(std::memory_order_acquire); }
   // Any thread. The current snapshot (null before the first Store).
   HealthSnapshotConstSharedPtr Load() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -104,15 +104,15 @@ class HealthSlot {
   bool passive() const { return !rings_.empty(); }
   // Worker `worker`, hot path: reports an attempt at `node`. No allocation, no
   // lock. REQUIRES: passive() and 0 <= worker < the passive_workers given.
-  void Report(int worker, const Node &node, Outcome outcome, int status) {
-    Ring &ring = *rings_[static_cast<size_t>(worker)];
+  void Report(int worker, const Node& node, Outcome outcome, int status) {
+    Ring& ring = *rings_[static_cast<size_t>(worker)];
     const uint64_t head = ring.head.load(std::memory_order_relaxed);
     if (head - ring.tail.load(std::memory_order_acquire) >= kRingSize) {
       ring.dropped.store(ring.dropped.load(std::memory_order_relaxed) + 1,
                          std::memory_order_relaxed);
       return;
     }
-    PassiveReport &r = ring.items[head & (kRingSize - 1)];
+    PassiveReport& r = ring.items[head & (kRingSize - 1)];
     r.addr = node.addr;
     r.status = static_cast<uint16_t>(status);
     r.outcome = outcome;
@@ -121,12 +121,12 @@ class HealthSlot {
   // The checker: calls f(report) for every report queued, oldest first per
   // worker.
   template <typename F>
-  void Drain(F &&f) {
-    for (auto &ring : rings_) {
+  void Drain(F&& f) {
+    for (auto& ring : rings_) {
       const uint64_t head = ring->head.load(std::memory_order_acquire);
       uint64_t tail = ring->tail.load(std::memory_order_relaxed);
       for (; tail != head; ++tail) {
-        f(static_cast<const PassiveReport &>(ring->items[tail & (kRingSize - 1)]));
+        f(static_cast<const PassiveReport&>(ring->items[tail & (kRingSize - 1)]));
       }
       ring->tail.store(tail, std::memory_order_release);
     }
@@ -145,7 +145,7 @@ class HealthSlot {
   std::atomic<bool> used_{false};
   mutable std::mutex mu_;
   HealthSnapshotConstSharedPtr value_;
-  std::atomic<const HealthSnapshot *> current_{nullptr};
+  std::atomic<const HealthSnapshot*> current_{nullptr};
   std::vector<std::unique_ptr<Ring>> rings_;
 };
 
@@ -153,6 +153,6 @@ using HealthSlotSharedPtr = std::shared_ptr<HealthSlot>;
 
 // Worker, off the request path: the indexes of `set`'s nodes that `health`
 // marks down.
-void MarkDown(const HealthSnapshot &health, const NodeSet &set, TriedSet *down);
+void MarkDown(const HealthSnapshot& health, const NodeSet& set, TriedSet* down);
 
 }  // namespace turnpike::upstream

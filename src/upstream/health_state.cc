@@ -3,7 +3,7 @@
 namespace turnpike::upstream {
 namespace {
 
-uint8_t Bump(uint8_t *counter) {
+uint8_t Bump(uint8_t* counter) {
   if (*counter < 255) ++*counter;
   return *counter;
 }

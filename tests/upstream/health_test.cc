@@ -89,11 +89,11 @@ TEST(TargetStateTest, LimitZeroDisablesTheReport) {
   EXPECT_EQ(HealthName(Health::kUnhealthy), "unhealthy");
 }
 
-Node MakeNode(const char *ip, uint16_t port) {
+Node MakeNode(const char* ip, uint16_t port) {
   Node n;
   n.host = n.ip_text = ip;
   n.port = port;
-  auto *sin = reinterpret_cast<sockaddr_in *>(&n.addr);
+  auto* sin = reinterpret_cast<sockaddr_in*>(&n.addr);
   sin->sin_family = AF_INET;
   sin->sin_port = htons(port);
   inet_pton(AF_INET, ip, &sin->sin_addr);
@@ -110,20 +110,20 @@ TEST(HealthSlotTest, PassiveRingsKeepOrderPerWorkerAndDropWhenFull) {
   slot.Report(1, b, Outcome::kTimeout, 0);
   slot.Report(0, b, Outcome::kTcpFailure, 0);
   std::vector<std::pair<uint16_t, int>> seen;
-  slot.Drain([&](const PassiveReport &r) {
-    seen.emplace_back(ntohs(reinterpret_cast<const sockaddr_in &>(r.addr).sin_port),
+  slot.Drain([&](const PassiveReport& r) {
+    seen.emplace_back(ntohs(reinterpret_cast<const sockaddr_in&>(r.addr).sin_port),
                       static_cast<int>(r.outcome) * 1000 + r.status);
   });
   using P = std::pair<uint16_t, int>;
   EXPECT_EQ(seen, (std::vector<P>{{80, 200}, {81, 2000}, {81, 3000}}));
   seen.clear();
-  slot.Drain([&](const PassiveReport &) { seen.emplace_back(0, 0); });
+  slot.Drain([&](const PassiveReport&) { seen.emplace_back(0, 0); });
   EXPECT_TRUE(seen.empty());
 
   for (size_t i = 0; i < HealthSlot::kRingSize + 5; ++i) slot.Report(1, a, Outcome::kSuccess, 200);
   EXPECT_EQ(slot.dropped(), 5u);
   size_t n = 0;
-  slot.Drain([&](const PassiveReport &) { ++n; });
+  slot.Drain([&](const PassiveReport&) { ++n; });
   EXPECT_EQ(n, HealthSlot::kRingSize);
   EXPECT_FALSE(HealthSlot(0).passive());
 }

@@ -276,6 +276,67 @@ void ParseLogEscape(const Field& f, Diagnostics& d, Template::Escape* out) {
   if (v == "none") *out = Template::Escape::kNone;
 }
 
+// The prometheus export port when the exporter will listen (prometheus enabled, and
+// plugin_attr.prometheus.enable_export_server not false), else 0. A malformed attr is the
+// plugin's to report when it starts.
+int PrometheusExportPort(const GatewayConfig& cfg) {
+  if (cfg.plugins &&
+      std::find(cfg.plugins->begin(), cfg.plugins->end(), "prometheus") == cfg.plugins->end()) {
+    return 0;
+  }
+  int port = 9091;
+  if (const nlohmann::json* attr = cfg.PluginAttr("prometheus"); attr && attr->is_object()) {
+    auto enabled = attr->find("enable_export_server");
+    if (enabled != attr->end() && enabled->is_boolean() && !enabled->get<bool>()) return 0;
+    auto addr = attr->find("export_addr");
+    if (addr != attr->end() && addr->is_object()) {
+      auto p = addr->find("port");
+      if (p != addr->end() && p->is_number_integer()) port = p->get<int>();
+    }
+  }
+  return port;
+}
+
+// APISIX refuses to start when the control port is also a node_listen, status or prometheus
+// export port (ports only, whatever the addresses). The error goes to the control port when
+// config.yaml sets it, else to the other listener's field (the control API's default port
+// is the one in the way).
+void CheckControlPort(const GatewayConfig& cfg, const std::optional<Field>& node_listen,
+                      const std::optional<Field>& control, const std::optional<Field>& status,
+                      const std::optional<Field>& plugin_attr, Diagnostics& d) {
+  int port = cfg.control_listen->port;
+  std::string p = std::to_string(port);
+  const std::string by_default =
+      " (the control API's default; set apisix.control.port or apisix.enable_control: false)";
+  if (std::any_of(cfg.listen.begin(), cfg.listen.end(),
+                  [&](const ListenAddr& l) { return l.port == port; })) {
+    if (control) {
+      d.Error(control->at(), control->path,
+              "control port " + p + " conflicts with apisix.node_listen");
+    } else if (node_listen) {
+      d.Error(node_listen->at(), node_listen->path,
+              "port " + p + " conflicts with the control port " + p + by_default);
+    }
+  }
+  if (cfg.status_listen && cfg.status_listen->port == port) {
+    if (control) {
+      d.Error(control->at(), control->path, "control port " + p + " conflicts with apisix.status");
+    } else if (status) {
+      d.Error(status->at(), status->path,
+              "status port " + p + " conflicts with the control port " + p + by_default);
+    }
+  }
+  if (PrometheusExportPort(cfg) == port) {
+    if (control) {
+      d.Error(control->at(), control->path,
+              "control port " + p + " conflicts with plugin_attr.prometheus.export_addr.port");
+    } else if (plugin_attr) {
+      d.Error(plugin_attr->at(), "plugin_attr.prometheus.export_addr.port",
+              "prometheus port " + p + " conflicts with the control port " + p + by_default);
+    }
+  }
+}
+
 std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
                                           const std::string& config_dir, int hw) {
   std::optional<YamlDocument> doc = LoadDocument(text, d);
@@ -289,6 +350,10 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
   bool provider_seen = false;
   std::optional<Field> status_port;  // apisix.status (or its port), for the conflict check
   std::optional<Field> log_format;   // nginx_config.http.access_log_format, for its errors
+  std::optional<Field> node_listen;  // for the port conflict checks
+  std::optional<Field> control;      // apisix.control (or its port)
+  std::optional<Field> plugin_attr;  // for the prometheus export port conflict
+  bool enable_control = true;
 
   std::vector<KeyHandler> router = {
       {"http",
@@ -316,8 +381,31 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
        }},
   };
 
+  std::vector<KeyHandler> control_keys = {
+      {"ip",
+       [&](const Field& x) {
+         if (std::optional<std::string> ip = ReadIp(x, d)) cfg.control_listen->ip = *ip;
+       }},
+      {"port",
+       [&](const Field& x) {
+         control = x;
+         if (std::optional<int64_t> v = ReadInt(x, d, 1, 65535)) {
+           cfg.control_listen->port = static_cast<int>(*v);
+         }
+       }},
+      // APISIX's choice of router for the control API; both route /v1/... alike here.
+      {"router",
+       [&](const Field& x) {
+         ReadEnum(x, d, {"radixtree_uri", "radixtree_uri_with_parameter"});
+       }},
+  };
+
   std::vector<KeyHandler> apisix = {
-      {"node_listen", [&](const Field& x) { ParseNodeListen(x, d, &cfg.listen); }},
+      {"node_listen",
+       [&](const Field& x) {
+         node_listen = x;
+         ParseNodeListen(x, d, &cfg.listen);
+       }},
       {"enable_ipv6", SetBool(d, &cfg.enable_ipv6)},
       {"enable_reuseport", SetBool(d, &cfg.enable_reuseport)},
       {"enable_server_tokens", SetBool(d, &cfg.enable_server_tokens)},
@@ -335,6 +423,13 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
          cfg.status_listen = ListenAddr{"127.0.0.1", 7085};
          status_port = x;
          Dispatch(x, d, status);
+       }},
+      {"enable_control", SetBool(d, &enable_control)},
+      {"control",
+       [&](const Field& x) {
+         cfg.control_configured = true;
+         control = x;
+         Dispatch(x, d, control_keys);
        }},
   };
   std::vector<KeyHandler> role_data_plane = {
@@ -438,7 +533,11 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
          cfg.plugins = ReadPluginNames(x, d);
          cfg.plugins_loc = d.Loc(x.key_node);
        }},
-      {"plugin_attr", [&](const Field& x) { cfg.plugin_attr = ReadPluginAttr(x, d); }},
+      {"plugin_attr",
+       [&](const Field& x) {
+         plugin_attr = x;
+         cfg.plugin_attr = ReadPluginAttr(x, d);
+       }},
       {"discovery", [&](const Field& x) { cfg.discovery = ReadDiscovery(x, d); }},
   };
   if (!root.IsNull()) Dispatch(Field{"", root, root, ""}, d, top);
@@ -455,6 +554,8 @@ std::optional<GatewayConfig> ParseGateway(std::string_view text, Diagnostics& d,
       break;
     }
   }
+  if (!enable_control) cfg.control_listen.reset();
+  if (cfg.control_listen) CheckControlPort(cfg, node_listen, control, status_port, plugin_attr, d);
   // Compiled whether or not the log is enabled, as nginx compiles every log_format. The
   // default format always compiles, so an error is the configured one's.
   StatusOr<Template> line =

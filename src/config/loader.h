@@ -36,6 +36,13 @@ LoadResult<GatewayConfig> ParseGatewayConfig(std::string_view text, const std::s
 // Reads `path` and parses it with config_dir = the directory of `path` ("." when none).
 LoadResult<GatewayConfig> LoadGatewayConfig(const std::string& path, int hardware_threads);
 
+// How the routes file is read (defaults: as `turnpike check` and tests need it).
+struct RoutesParseOptions {
+  // Keep each route, service and upstream item as written (`source`: compact JSON text) for
+  // the control API's view. Costs about a tenth of the parse.
+  bool keep_source = false;
+};
+
 // Parses apisix.yaml text (standalone file provider). Requires the `#END` marker in the last
 // 10 bytes (APISIX semantics). Every top-level collection (`routes`, `upstreams`, ...,
 // `plugins`, and those not loaded yet such as `consumers`) must be a list: null and `{}`
@@ -43,20 +50,23 @@ LoadResult<GatewayConfig> LoadGatewayConfig(const std::string& path, int hardwar
 // error; the rest apply.
 // `${{VAR}}` references are substituted in the raw text before parsing, so YAML quoting
 // decides the type of the substituted value.
-LoadResult<RoutesConfig> ParseRoutesConfig(std::string_view text, const std::string& file);
+LoadResult<RoutesConfig> ParseRoutesConfig(std::string_view text, const std::string& file,
+                                           const RoutesParseOptions& options = {});
 
 // Parses apisix.json text (`config_provider: json`): strict JSON whose top level is an
 // object, with the same collections, item rules and messages as apisix.yaml (positions are
 // the JSON text's lines and columns). No `#END` marker. As in APISIX, `${{VAR}}` references
 // are substituted after parsing, inside string values and keys; a string value that
 // contained a reference and now reads as a number, `true` or `false` takes that type.
-LoadResult<RoutesConfig> ParseRoutesConfigJson(std::string_view text, const std::string& file);
+LoadResult<RoutesConfig> ParseRoutesConfigJson(std::string_view text, const std::string& file,
+                                               const RoutesParseOptions& options = {});
 
 // True when `path` ends in `.json` (any case): such routes files are parsed as JSON.
 bool IsJsonRoutesFile(const std::string& path);
 // ParseRoutesConfigJson for a `.json` path, ParseRoutesConfig otherwise (for callers that
 // read the file themselves, e.g. to hash its content before parsing).
-LoadResult<RoutesConfig> ParseRoutesConfigForPath(std::string_view text, const std::string& path);
+LoadResult<RoutesConfig> ParseRoutesConfigForPath(std::string_view text, const std::string& path,
+                                                  const RoutesParseOptions& options = {});
 // Reads `path` and parses it by its extension, as ParseRoutesConfigForPath.
 LoadResult<RoutesConfig> LoadRoutesConfig(const std::string& path);
 

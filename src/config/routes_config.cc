@@ -78,7 +78,8 @@ bool CheckCollectionShape(Field& f, Diagnostics& d) {
 // Validates every item of one collection; valid items with a fresh id go to `out`.
 // REQUIRES: CheckCollectionShape(f) passed.
 template <typename Spec, typename ParseFn>
-void CollectItems(const Field& f, Diagnostics& d, ParseFn parse, std::vector<Spec>* out) {
+void CollectItems(const Field& f, Diagnostics& d, const RoutesParseOptions& options, ParseFn parse,
+                  std::vector<Spec>* out) {
   if (f.value.IsNull()) return;  // `routes:` with everything commented out, or `{}`
   std::unordered_map<std::string, int> first_line;  // id -> line of the first item
   first_line.reserve(f.value.size());
@@ -100,12 +101,18 @@ void CollectItems(const Field& f, Diagnostics& d, ParseFn parse, std::vector<Spe
       }
     }
     d.Absorb(item_d, /*drop_warnings=*/!spec);
-    if (spec) out->push_back(std::move(*spec));
+    if (!spec) continue;
+    // Routes, services and upstreams keep their source for the control API's view.
+    if constexpr (requires { spec->source; }) {
+      if (options.keep_source) AppendYamlAsJson(item.value, &spec->source);
+    }
+    out->push_back(std::move(*spec));
   }
 }
 
 // nullopt when a collection is not a list (every such collection is reported).
-std::optional<RoutesConfig> ParseCollections(const YamlNode& root, Diagnostics& d) {
+std::optional<RoutesConfig> ParseCollections(const YamlNode& root, Diagnostics& d,
+                                             const RoutesParseOptions& options) {
   RoutesConfig config;
   config.file = d.file();
   if (root.IsNull()) return config;
@@ -117,17 +124,17 @@ std::optional<RoutesConfig> ParseCollections(const YamlNode& root, Diagnostics& 
   if (!shapes_ok) return std::nullopt;
   for (const Field& f : fields) {
     if (f.key == "routes") {
-      CollectItems(f, d, ParseRoute, &config.routes);
+      CollectItems(f, d, options, ParseRoute, &config.routes);
     } else if (f.key == "upstreams") {
-      CollectItems(f, d, ParseUpstream, &config.upstreams);
+      CollectItems(f, d, options, ParseUpstream, &config.upstreams);
     } else if (f.key == "services") {
-      CollectItems(f, d, ParseService, &config.services);
+      CollectItems(f, d, options, ParseService, &config.services);
     } else if (f.key == "plugin_configs") {
-      CollectItems(f, d, ParsePluginConfig, &config.plugin_configs);
+      CollectItems(f, d, options, ParsePluginConfig, &config.plugin_configs);
     } else if (f.key == "global_rules") {
-      CollectItems(f, d, ParseGlobalRule, &config.global_rules);
+      CollectItems(f, d, options, ParseGlobalRule, &config.global_rules);
     } else if (f.key == "plugin_metadata") {
-      CollectItems(f, d, ParsePluginMetadata, &config.plugin_metadata);
+      CollectItems(f, d, options, ParsePluginMetadata, &config.plugin_metadata);
     } else if (f.key == "plugins") {
       config.enabled_plugins = ParseEnabledPlugins(f, d);
     } else if (IsUnsupportedCollection(f.key)) {
@@ -139,29 +146,32 @@ std::optional<RoutesConfig> ParseCollections(const YamlNode& root, Diagnostics& 
   return config;
 }
 
-std::optional<RoutesConfig> ParseYaml(std::string_view text, Diagnostics& d) {
+std::optional<RoutesConfig> ParseYaml(std::string_view text, Diagnostics& d,
+                                      const RoutesParseOptions& options) {
   if (!HasEndFlag(text)) {
     d.Error(SourceLoc{d.file(), 0, 0}, "", "missing valid end flag `#END`");
     return std::nullopt;
   }
   std::optional<YamlDocument> doc = LoadDocument(text, d);
   if (!doc) return std::nullopt;
-  return ParseCollections(doc->root(), d);
+  return ParseCollections(doc->root(), d, options);
 }
 
-std::optional<RoutesConfig> ParseJson(std::string_view text, Diagnostics& d) {
+std::optional<RoutesConfig> ParseJson(std::string_view text, Diagnostics& d,
+                                      const RoutesParseOptions& options) {
   std::optional<YamlDocument> doc = LoadJsonDocument(text, d);
   if (!doc) return std::nullopt;
-  return ParseCollections(doc->root(), d);
+  return ParseCollections(doc->root(), d, options);
 }
 
 // Runs `parse` with exceptions contained.
 template <typename ParseFn>
-LoadResult<RoutesConfig> RunParser(std::string_view text, const std::string& file, ParseFn parse) {
+LoadResult<RoutesConfig> RunParser(std::string_view text, const std::string& file,
+                                   const RoutesParseOptions& options, ParseFn parse) {
   LoadResult<RoutesConfig> result;
   Diagnostics d(file);
   try {
-    result.value = parse(text, d);
+    result.value = parse(text, d, options);
   } catch (const std::exception& e) {
     // Defensive: helpers check types before converting, so this should not happen.
     result.value.reset();
@@ -174,12 +184,14 @@ LoadResult<RoutesConfig> RunParser(std::string_view text, const std::string& fil
 
 }  // namespace
 
-LoadResult<RoutesConfig> ParseRoutesConfig(std::string_view text, const std::string& file) {
-  return RunParser(text, file, ParseYaml);
+LoadResult<RoutesConfig> ParseRoutesConfig(std::string_view text, const std::string& file,
+                                           const RoutesParseOptions& options) {
+  return RunParser(text, file, options, ParseYaml);
 }
 
-LoadResult<RoutesConfig> ParseRoutesConfigJson(std::string_view text, const std::string& file) {
-  return RunParser(text, file, ParseJson);
+LoadResult<RoutesConfig> ParseRoutesConfigJson(std::string_view text, const std::string& file,
+                                               const RoutesParseOptions& options) {
+  return RunParser(text, file, options, ParseJson);
 }
 
 bool IsJsonRoutesFile(const std::string& path) {
@@ -188,8 +200,10 @@ bool IsJsonRoutesFile(const std::string& path) {
   return ext == ".json";
 }
 
-LoadResult<RoutesConfig> ParseRoutesConfigForPath(std::string_view text, const std::string& path) {
-  return IsJsonRoutesFile(path) ? ParseRoutesConfigJson(text, path) : ParseRoutesConfig(text, path);
+LoadResult<RoutesConfig> ParseRoutesConfigForPath(std::string_view text, const std::string& path,
+                                                  const RoutesParseOptions& options) {
+  return IsJsonRoutesFile(path) ? ParseRoutesConfigJson(text, path, options)
+                                : ParseRoutesConfig(text, path, options);
 }
 
 LoadResult<RoutesConfig> LoadRoutesConfig(const std::string& path) {

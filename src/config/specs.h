@@ -106,6 +106,13 @@ struct GatewayConfig {
   std::vector<std::string> real_ip_from = {"127.0.0.1", "unix:"};  // ..http.real_ip_from
   bool real_ip_recursive = false;           // nginx_config.http.real_ip_recursive (on/off)
   std::optional<ListenAddr> status_listen;  // apisix.status.{ip,port}: /status endpoints
+  // apisix.enable_control and apisix.control.{ip,port}: the control API (/v1/...), on
+  // 127.0.0.1:9090 unless configured; nullopt when enable_control is false. Its port may not
+  // be a node_listen, status or prometheus export port (APISIX compares ports only).
+  std::optional<ListenAddr> control_listen = ListenAddr{"127.0.0.1", 9090};
+  // apisix.control is in config.yaml: a port that cannot be bound stops the daemon. The
+  // default one is only logged (a second daemon on the host must still serve).
+  bool control_configured = false;
   // `plugins:` (top level): enabled plugin names. nullopt = Turnpike's built-in default list.
   std::optional<std::vector<std::string>> plugins;
   SourceLoc plugins_loc;
@@ -219,6 +226,10 @@ struct UpstreamSpec {
   SourceLoc discovery_loc;
   std::string discovery_path;  // e.g. "upstreams[2].discovery_type"
   SourceLoc loc;
+  // A top-level item as written, as compact JSON text (AppendYamlAsJson), for the control
+  // API's view of it (admin/control_view.h) when parsed with RoutesParseOptions::keep_source;
+  // empty otherwise, and for inline upstreams (part of their owner's).
+  std::string source;
 };
 
 // One entry of a `plugins:` object: the plugin's name and its configuration, kept as JSON
@@ -257,7 +268,8 @@ struct RouteSpec {
   std::optional<bool> enable_websocket;
   std::vector<std::pair<std::string, std::string>> labels;
   SourceLoc loc;
-  std::string path;  // YAML path of the item, e.g. "routes[3]"
+  std::string path;    // YAML path of the item, e.g. "routes[3]"
+  std::string source;  // the item as written (see UpstreamSpec::source)
 };
 
 struct ServiceSpec {
@@ -271,6 +283,7 @@ struct ServiceSpec {
   std::vector<std::pair<std::string, std::string>> labels;
   SourceLoc loc;
   std::string path;
+  std::string source;  // the item as written (see UpstreamSpec::source)
 };
 
 struct PluginConfigSpec {

@@ -391,6 +391,92 @@ class JsonConverter {
 
 }  // namespace
 
+namespace {
+
+// JSON text of `s` (quoted), escaping what RFC 8259 requires; other bytes pass as they are.
+void AppendJsonString(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (u < 0x20) {
+      out->append("\\u00");
+      out->push_back(kHex[u >> 4]);
+      out->push_back(kHex[u & 15]);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+// AppendYamlAsJson's walk; false on what it leaves to YamlToJson (merge keys, keys that are
+// not scalars, the limits).
+bool AppendJson(const YamlNode& node, int depth, size_t* values, std::string* out) {
+  if (depth >= kMaxJsonDepth || ++*values > kMaxJsonValues) return false;
+  if (!node.IsDefined() || node.IsNull()) {
+    out->append("null");
+    return true;
+  }
+  if (node.IsSequence()) {
+    out->push_back('[');
+    for (size_t i = 0; i < node.size(); ++i) {
+      if (i > 0) out->push_back(',');
+      if (!AppendJson(node.item(i), depth + 1, values, out)) return false;
+    }
+    out->push_back(']');
+    return true;
+  }
+  if (node.IsMap()) {
+    out->push_back('{');
+    for (size_t i = 0; i < node.size(); ++i) {
+      YamlNode key = node.key(i);
+      if (!key.IsScalar() || key.Scalar() == "<<") return false;
+      if (i > 0) out->push_back(',');
+      AppendJsonString(key.Scalar(), out);
+      out->push_back(':');
+      if (!AppendJson(node.value(i), depth + 1, values, out)) return false;
+    }
+    out->push_back('}');
+    return true;
+  }
+  PlainScalar scalar = ScalarOf(node);
+  switch (scalar.kind) {
+    case PlainScalar::kNull:
+      out->append("null");
+      return true;
+    case PlainScalar::kBool:
+      out->append(scalar.b ? "true" : "false");
+      return true;
+    case PlainScalar::kInt:
+      out->append(std::to_string(scalar.i));
+      return true;
+    case PlainScalar::kNumber:
+      out->append(nlohmann::json(scalar.d).dump());  // inf and NaN: null, as the tree dumps them
+      return true;
+    case PlainScalar::kString:
+      break;
+  }
+  AppendJsonString(node.Scalar(), out);
+  return true;
+}
+
+}  // namespace
+
+void AppendYamlAsJson(const YamlNode& node, std::string* out) {
+  size_t start = out->size();
+  size_t values = 0;
+  if (AppendJson(node, 0, &values, out)) return;
+  out->resize(start);
+  nlohmann::json tree = YamlToJson(node);
+  out->append(tree.is_discarded()
+                  ? "null"
+                  : tree.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 nlohmann::json YamlToJson(const YamlNode& node) {
   JsonConverter converter(nullptr);
   std::optional<nlohmann::json> out = converter.Convert(node, "", 0);

@@ -109,6 +109,10 @@ inline constexpr size_t kMaxJsonValues = 1000000;
 // value (`is_discarded()`) when a map key is not a scalar, or nesting exceeds kMaxJsonDepth
 // (e.g. a recursive alias), or more than kMaxJsonValues values would be produced.
 nlohmann::json YamlToJson(const YamlNode& node);
+// The same conversion written straight to compact JSON text (appended to `out`), without
+// building a tree: several times cheaper for the common case. Strings keep their bytes (a
+// reader must expect invalid UTF-8). Where YamlToJson would fail, appends `null`.
+void AppendYamlAsJson(const YamlNode& node, std::string* out);
 // The same conversion for a field, reporting each problem at its position and YAML path
 // (e.g. "routes[0].plugins.p.a[2]"); a repeated key is an error here, as in MapEntries.
 // Returns nullopt after recording the errors.

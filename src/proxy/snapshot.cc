@@ -294,7 +294,10 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
 
   std::unordered_map<std::string, const Upstream*> upstream_by_id;
   for (const config::UpstreamSpec& spec : routes.upstreams) {
-    if (!DiscoveryConfigured(gateway, spec, report)) continue;  // skipped: its routes get 502
+    if (!DiscoveryConfigured(gateway, spec, report)) {  // skipped: its routes get 502
+      report->skipped.push_back("upstreams/" + spec.id);
+      continue;
+    }
     upstream_by_id[spec.id] = builder.Add(spec, "upstreams/" + spec.id);
   }
 
@@ -311,9 +314,13 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     config::ConfigError error;
     if (!plugins.Compile(spec.plugins, {PluginOwnerKind::kService, spec.id}, &s.plugins, &error)) {
       report->errors.push_back(std::move(error));
+      report->skipped.push_back("services/" + spec.id);
       continue;
     }
-    if (spec.upstream && !DiscoveryConfigured(gateway, *spec.upstream, report)) continue;
+    if (spec.upstream && !DiscoveryConfigured(gateway, *spec.upstream, report)) {
+      report->skipped.push_back("services/" + spec.id);
+      continue;
+    }
     if (spec.upstream) s.upstream = builder.Add(*spec.upstream, "services/" + spec.id);
     services.emplace(spec.id, std::move(s));
   }
@@ -385,10 +392,12 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
     size_t instances_before = snap->plugin_instances.size();
     if (!plugins.Compile(spec.plugins, {PluginOwnerKind::kRoute, spec.id}, &own, &error)) {
       report->errors.push_back(std::move(error));
+      report->skipped.push_back("routes/" + spec.id);
       continue;  // the route is skipped, the rest applies
     }
     if (spec.upstream && !DiscoveryConfigured(gateway, *spec.upstream, report)) {
       snap->plugin_instances.Truncate(instances_before);
+      report->skipped.push_back("routes/" + spec.id);
       continue;
     }
     std::optional<expr::IpMatcher> remote_addrs;
@@ -397,6 +406,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
       if (!m.ok()) {
         report->errors.push_back({spec.loc, spec.path + ".remote_addrs", m.status().message()});
         snap->plugin_instances.Truncate(instances_before);  // not in the snapshot
+        report->skipped.push_back("routes/" + spec.id);
         continue;
       }
       remote_addrs = std::move(m).value();
@@ -407,6 +417,7 @@ SnapshotConstSharedPtr BuildSnapshot(const BuildInput& input, BuildReport* repor
       if (!compiled.ok()) {
         report->errors.push_back({spec.vars->loc, spec.vars->path, compiled.status().message()});
         snap->plugin_instances.Truncate(instances_before);
+        report->skipped.push_back("routes/" + spec.id);
         continue;
       }
       vars = std::move(compiled).value();

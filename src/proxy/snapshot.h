@@ -158,6 +158,9 @@ struct BuildReport {
   // location: reported like config errors.
   std::vector<config::ConfigError> errors;
   std::vector<std::string> warnings;  // problems with single nodes, dangling references
+  // The routes, services and upstreams of the file that the build left out for an error
+  // above ("routes/<id>", "services/<id>", "upstreams/<id>"): not in the control API's view.
+  std::vector<std::string> skipped;
   BuildStats stats;
 };
 

@@ -246,6 +246,10 @@ struct DnsProvider::Service {
   std::vector<DnsRecord> records;  // SRV or CNAME
   std::vector<std::vector<std::string>> addrs;  // per record: its target's addresses
   size_t targets_left = 0;
+  // What was last published, and from which record type (Dump()).
+  DiscoveredNodesConstSharedPtr nodes;
+  DnsType nodes_type = DnsType::kA;
+  bool nodes_found = false;  // some type had records
 };
 
 DnsProvider::DnsProvider(DnsProviderConfig config) : config_(std::move(config)) {}
@@ -303,7 +307,8 @@ void DnsProvider::Watch(const ServiceRef& ref) {
   if (!service->valid) {
     spdlog::error("discovery dns: service_name \"{}\" is not name or name:port; no nodes", sn);
     service->answered = true;
-    sink_->Publish(ref, std::make_shared<const DiscoveredNodes>());
+    service->nodes = std::make_shared<const DiscoveredNodes>();
+    sink_->Publish(ref, service->nodes);
     return;
   }
   StartRound(service);
@@ -473,7 +478,8 @@ void DnsProvider::Finish(Service* s, bool ok, const char* error) {
     s->next_ms = now + config_.retry_ms;
     if (!s->answered) {
       s->answered = true;
-      sink_->Publish(s->ref, std::make_shared<const DiscoveredNodes>());
+      s->nodes = std::make_shared<const DiscoveredNodes>();
+      sink_->Publish(s->ref, s->nodes);
     }
     return;
   }
@@ -510,6 +516,9 @@ void DnsProvider::Finish(Service* s, bool ok, const char* error) {
   s->next_ms = now + std::clamp(ttl_ms, config_.min_refresh_ms, config_.max_refresh_ms);
   s->records.clear();
   s->addrs.clear();
+  s->nodes = nodes;
+  s->nodes_type = type;
+  s->nodes_found = any;
   sink_->Publish(s->ref, std::move(nodes));  // the Directory drops an equal list
 }
 
@@ -520,6 +529,40 @@ void DnsProvider::Tick() {
     if (s->valid && !s->busy && s->answered && now >= s->next_ms) due.push_back(s.get());
   }
   for (Service* s : due) StartRound(s);
+}
+
+nlohmann::json DnsProvider::Dump() const {
+  nlohmann::json conf = nlohmann::json::object();
+  if (!config_.resolv_conf.empty()) {
+    conf["resolv_conf"] = config_.resolv_conf;
+  } else {
+    conf["servers"] = config_.servers;
+  }
+  nlohmann::json order = nlohmann::json::array();
+  for (DnsType t : config_.order) order.push_back(TypeName(t));
+  conf["order"] = std::move(order);
+  nlohmann::json services = nlohmann::json::object();
+  uint64_t now = started_ && !stopped_ ? uv_now(loop_) : 0;
+  for (const auto& [ref, s] : services_) {
+    nlohmann::json entry = {{"answered", s->answered}, {"failing", s->failing}};
+    if (s->nodes) {
+      // APISIX's dns nodes: {host, weight, port when known, priority for SRV records}.
+      nlohmann::json nodes = nlohmann::json::array();
+      for (const DiscoveredNode& n : *s->nodes) {
+        nlohmann::json node = {{"host", n.host}, {"weight", n.weight}};
+        if (n.port != 0) node["port"] = n.port;
+        if (s->nodes_type == DnsType::kSrv) node["priority"] = n.priority;
+        nodes.push_back(std::move(node));
+      }
+      entry["nodes"] = std::move(nodes);
+      if (s->nodes_found) entry["record_type"] = TypeName(s->nodes_type);
+    }
+    if (s->answered && s->valid && !s->busy && now != 0) {
+      entry["next_lookup_ms"] = s->next_ms > now ? s->next_ms - now : 0;
+    }
+    services[ref.service_name] = std::move(entry);
+  }
+  return {{"config", std::move(conf)}, {"services", std::move(services)}};
 }
 
 StatusOr<std::unique_ptr<DiscoveryProvider>> DnsProviderFactory::Create(

@@ -93,6 +93,16 @@ class DnsProvider final : public DiscoveryProvider {
   void Stop() override;
   // True once every service watched so far had its first answer (or first failure).
   bool ready() const override;
+  // The control API's /v1/discovery/dns/dump (APISIX's dns module has none; a Turnpike
+  // addition in the shape of the others):
+  //   {"config": {"servers": [...] | "resolv_conf": "...", "order": [...]},
+  //    "services": {"<service_name>": {"nodes": [{"host", "weight", "port"?, "priority"?}],
+  //                 "record_type": "SRV", "answered": true, "failing": false,
+  //                 "next_lookup_ms": 4200}}}
+  // `nodes` is the last list published (absent before the first answer), `record_type` the
+  // type it came from (absent when no type had records), `failing` whether the last lookup
+  // failed (the nodes are then the last good ones). Control thread.
+  nlohmann::json Dump() const override;
 
   struct Stats {
     uint64_t lookups = 0;   // lookup rounds started

@@ -21,6 +21,13 @@ struct StatusReport {
   std::string waiting_for;      // control services not ready yet ("discovery"), ", "-joined
 };
 
+// An answer of a handler-driven server (the metrics exporter's, the control API's).
+struct HttpAnswer {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
 struct StatusAnswer {
   int status = 200;
   std::string body;  // compact JSON object followed by "\n" (APISIX's convention)

@@ -24,13 +24,6 @@
 
 namespace turnpike::admin {
 
-// An answer of a handler-driven server (the metrics exporter's).
-struct HttpAnswer {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-};
-
 class StatusServer {
  public:
   // Answers one request: method and path (without the query string).

@@ -21,6 +21,7 @@
 #include "daemon/access_log.h"
 #include "daemon/builtin_plugins.h"
 #include "daemon/builtin_providers.h"
+#include "daemon/control_api_service.h"
 #include "daemon/prometheus_service.h"
 #include "daemon/status_service.h"
 
@@ -112,7 +113,8 @@ struct Control::ReloadJob {
   MetricsRegistry* metrics = nullptr;              // outlives the job
   turnpike::Clock* clock = nullptr;                // outlives the job
   proxy::SnapshotConstSharedPtr previous;
-  bool compare = false;  // previous_hash/previous_size describe the loaded file
+  bool compare = false;    // previous_hash/previous_size describe the loaded file
+  bool keep_view = false;  // build the control API's view
   uint64_t previous_hash = 0, previous_size = 0;
   uint64_t version = 0;  // the version a loaded snapshot gets
   Clock::time_point started;
@@ -123,6 +125,7 @@ struct Control::ReloadJob {
   FileStamp stamp;
   uint64_t hash = 0, size = 0;
   proxy::SnapshotConstSharedPtr snapshot;
+  std::unique_ptr<admin::ControlView> view;
   proxy::BuildStats stats;
   size_t errors = 0;
   double read_ms = 0, parse_ms = 0, build_ms = 0, cpu_ms = 0;
@@ -159,7 +162,8 @@ struct Control::ReloadJob {
       return;
     }
     auto t1 = Clock::now();
-    config::LoadResult<config::RoutesConfig> loaded = config::ParseRoutesConfigForPath(text, path);
+    config::LoadResult<config::RoutesConfig> loaded =
+        config::ParseRoutesConfigForPath(text, path, {.keep_source = keep_view});
     parse_ms = MsSince(t1);
     for (const config::ConfigError& w : loaded.warnings) spdlog::warn("{}", w.ToString());
     for (const config::ConfigError& e : loaded.errors) spdlog::error("{}", e.ToString());
@@ -177,6 +181,8 @@ struct Control::ReloadJob {
     for (const std::string& w : report.warnings) spdlog::warn("{}", w);
     errors += report.errors.size();
     stats = report.stats;
+    // APISIX's modifiedIndex of a file's items is the file's mtime (seconds).
+    if (keep_view) view = admin::ControlView::Build(*loaded.value, report.skipped, stamp.mtime_sec);
     outcome = Outcome::kLoaded;
     // `text` and the parsed config (large for big files) are freed here, off the control loop.
   }
@@ -226,6 +232,26 @@ Control::Control(std::shared_ptr<const config::GatewayConfig> gateway,
           return checker != nullptr ? checker->Statuses() : std::vector<health::TargetStatus>{};
         }));
   }
+  control_services_.push_back(std::make_unique<ControlApiService>(
+      gateway_->control_listen, gateway_->control_configured, ControlApiHooks()));
+}
+
+admin::ControlHooks Control::ControlApiHooks() {
+  admin::ControlHooks hooks;
+  hooks.view = [this] { return view_.get(); };
+  hooks.discovery_dump = [this](std::string_view name) { return discovery_->Dump(name); };
+  hooks.show_dump_file = [this](std::string_view name) { return discovery_->ShowDumpFile(name); };
+  hooks.health_nodes = [this](std::string_view key) {
+    return health_nodes_ ? health_nodes_(key) : nlohmann::json();
+  };
+  // APISIX reloads its plugins; here the whole config is read and built again (instances
+  // whose conf did not change are kept, as in every reload).
+  hooks.reload_plugins = [this] {
+    if (stopping_) return false;
+    Reload("control API", /*force=*/true);
+    return true;
+  };
+  return hooks;
 }
 
 Control::~Control() {
@@ -470,6 +496,7 @@ void Control::Reload(const char* reason, bool force) {
   job->clock = &clock_;
   job->previous = current_;
   job->compare = content_known_;
+  job->keep_view = gateway_->control_listen.has_value();
   job->previous_hash = content_hash_;
   job->previous_size = content_size_;
   job->version = version_ + 1;
@@ -509,6 +536,7 @@ void Control::FinishReload(ReloadJob* job) {
       content_size_ = job->size;
       if (current_) retired_.push_back(std::move(current_));
       current_ = std::move(job->snapshot);
+      view_ = std::move(job->view);
       // Before the workers see it: slots whose nodes are known already (a resolved name, a
       // watched service) are filled, so no request finds them empty.
       discovery_->Apply(proxy::NodeBindings(*current_));

@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "admin/control_api.h"
+#include "admin/control_view.h"
 #include "admin/status_api.h"
 #include "config/specs.h"
 #include "daemon/control_service.h"
@@ -89,6 +91,8 @@ class Control {
   // thread, so a large snapshot's destructor never runs on a worker.
   void ReleaseRetired();
   admin::StatusReport Report() const;
+  // What the control API reads (the view, discovery, health checks) and the reload it asks for.
+  admin::ControlHooks ControlApiHooks();
   void BeginShutdown(int signum);
   void StopServices();
   // After the workers stopped: writes out the log files and warns about lines they lost.
@@ -120,6 +124,13 @@ class Control {
   int exit_code_ = 0;
 
   proxy::SnapshotConstSharedPtr current_;
+  // The control API's view of the config behind current_ (null while the control API is
+  // disabled, or before the first load). Replaced with current_.
+  std::unique_ptr<admin::ControlView> view_;
+  // The health checkers' nodes of an item ("/upstreams/1"), for the control API's
+  // /v1/healthcheck; empty until a health-check service provides it (then: null JSON for an
+  // item without a running checker).
+  std::function<nlohmann::json(std::string_view key)> health_nodes_;
   std::vector<proxy::SnapshotConstSharedPtr> retired_;  // replaced, maybe still in use
   uint64_t version_ = 0;
   uint64_t content_hash_ = 0;  // of the file behind current_ (with content_size_)

@@ -8,12 +8,15 @@
 // their first answers.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "admin/status_api.h"
 #include "daemon/control_service.h"
 #include "discovery/ares_resolver.h"
 #include "discovery/directory.h"
@@ -37,9 +40,21 @@ class DiscoveryService final : public ControlService {
   // Control thread, after each snapshot build and before publishing it.
   void Apply(std::vector<discovery::Binding> bindings);
 
+  // The control API's /v1/discovery/<name>/dump: provider `name`'s Dump() (null when it has
+  // none), or nullopt when no such provider runs.
+  std::optional<nlohmann::json> Dump(std::string_view name) const;
+  // /v1/discovery/<name>/show_dump_file (APISIX's consul control API): the text of the file
+  // that discovery.consul.dump.path names (read on the control thread, at most kMaxDumpFile
+  // bytes), 503 "dump params is nil" without one, 503 with the error when it cannot be read;
+  // nullopt (no such endpoint) for other providers and when consul is not configured.
+  std::optional<admin::HttpAnswer> ShowDumpFile(std::string_view name) const;
+  static constexpr size_t kMaxDumpFile = 64 << 20;
+
  private:
   const discovery::ProviderRegistry* providers_;
   std::vector<std::pair<std::string, nlohmann::json>> discovery_;
+  // The providers the directory owns, by name (Dump()).
+  std::map<std::string, const DiscoveryProvider*, std::less<>> by_name_;
   std::unique_ptr<discovery::AresResolver> resolver_;
   std::unique_ptr<discovery::Directory> directory_;
 };

@@ -196,6 +196,77 @@ TEST_F(GatewayKeysTest, StatusListener) {
             (Lines{"conf/config.yaml:3:5: apisix.status.bogus: unknown key, ignored"}));
 }
 
+TEST_F(GatewayKeysTest, ControlListener) {
+  // On by default, on 127.0.0.1:9090, as APISIX.
+  GatewayConfig defaults = Ok("");
+  ASSERT_TRUE(defaults.control_listen.has_value());
+  EXPECT_EQ(defaults.control_listen->ip, "127.0.0.1");
+  EXPECT_EQ(defaults.control_listen->port, 9090);
+  EXPECT_FALSE(defaults.control_configured);
+
+  GatewayConfig set = Ok("apisix:\n  control:\n    ip: \"[::1]\"\n    port: 19090\n");
+  ASSERT_TRUE(set.control_listen.has_value());
+  EXPECT_EQ(set.control_listen->ip, "::1");
+  EXPECT_EQ(set.control_listen->port, 19090);
+  EXPECT_TRUE(set.control_configured);
+  EXPECT_TRUE(Ok("apisix:\n  control:\n    router: radixtree_uri_with_parameter\n")
+                  .control_listen.has_value());
+
+  EXPECT_FALSE(Ok("apisix:\n  enable_control: false\n").control_listen.has_value());
+  EXPECT_FALSE(Ok("apisix:\n  enable_control: false\n  control:\n    port: 9080\n")
+                   .control_listen.has_value())
+      << "a disabled control API conflicts with nothing";
+
+  EXPECT_EQ(Errors("apisix:\n  enable_control: 1\n  control:\n    ip: localhost\n    port: 0\n"
+                   "    router: other\n"),
+            (Lines{
+                "conf/config.yaml:2:19: apisix.enable_control: wrong type: expected boolean, got "
+                "integer",
+                "conf/config.yaml:4:9: apisix.control.ip: invalid IP address \"localhost\"",
+                "conf/config.yaml:5:11: apisix.control.port: must be between 1 and 65535",
+                "conf/config.yaml:6:13: apisix.control.router: invalid value \"other\": must be "
+                "one of radixtree_uri, radixtree_uri_with_parameter",
+            }));
+}
+
+// APISIX refuses a control port that is also a node_listen, status or prometheus export port
+// (ports only). The error names the control port when config.yaml sets it, else the other.
+TEST_F(GatewayKeysTest, ControlPortConflicts) {
+  EXPECT_EQ(Errors("apisix:\n  node_listen: [9080, 9100]\n  control:\n    port: 9100\n"),
+            (Lines{"conf/config.yaml:4:11: apisix.control.port: control port 9100 conflicts with "
+                   "apisix.node_listen"}));
+  EXPECT_EQ(Errors("apisix:\n  node_listen: 9090\n"),
+            (Lines{"conf/config.yaml:2:16: apisix.node_listen: port 9090 conflicts with the "
+                   "control port 9090 (the control API's default; set apisix.control.port or "
+                   "apisix.enable_control: false)"}));
+  EXPECT_EQ(Errors("apisix:\n  status:\n    port: 9090\n"),
+            (Lines{"conf/config.yaml:3:11: apisix.status.port: status port 9090 conflicts with "
+                   "the control port 9090 (the control API's default; set apisix.control.port "
+                   "or apisix.enable_control: false)"}));
+  EXPECT_EQ(Errors("apisix:\n  status: {port: 7000}\n  control: {port: 7000}\n"),
+            (Lines{"conf/config.yaml:3:19: apisix.control.port: control port 7000 conflicts "
+                   "with apisix.status"}));
+  EXPECT_EQ(Errors("apisix:\n  status: {port: 9090}\n  control: {ip: 127.0.0.1}\n"),
+            (Lines{"conf/config.yaml:3:12: apisix.control: control port 9090 conflicts with "
+                   "apisix.status"}));
+  EXPECT_EQ(Errors("apisix:\n  control:\n    port: 9091\n"),
+            (Lines{"conf/config.yaml:3:11: apisix.control.port: control port 9091 conflicts with "
+                   "plugin_attr.prometheus.export_addr.port"}));
+  EXPECT_EQ(Errors("plugin_attr:\n  prometheus:\n    export_addr: {port: 9090}\n"),
+            (Lines{"conf/config.yaml:2:3: plugin_attr.prometheus.export_addr.port: prometheus "
+                   "port 9090 conflicts with the control port 9090 (the control API's default; "
+                   "set apisix.control.port or apisix.enable_control: false)"}));
+  // No exporter, no conflict: prometheus not enabled, or not exporting.
+  Ok("apisix:\n  control:\n    port: 9091\nplugins: [limit-count]\n");
+  Ok("apisix:\n  control:\n    port: 9091\nplugin_attr:\n  prometheus:\n"
+     "    enable_export_server: false\n");
+  // Different addresses do not help (APISIX compares ports).
+  EXPECT_EQ(Errors("apisix:\n  node_listen: [{ip: 127.0.0.2, port: 9100}]\n"
+                   "  control: {ip: 127.0.0.1, port: 9100}\n"),
+            (Lines{"conf/config.yaml:3:34: apisix.control.port: control port 9100 conflicts "
+                   "with apisix.node_listen"}));
+}
+
 TEST_F(GatewayKeysTest, PluginList) {
   GatewayConfig c = Ok(R"(apisix:
   node_listen: 9080

@@ -37,11 +37,11 @@ class LoaderFileTest : public ::testing::Test {
 };
 
 TEST_F(LoaderFileTest, LoadsBothFiles) {
-  std::string config = Write("config.yaml", "apisix:\n  node_listen: 9090\n");
+  std::string config = Write("config.yaml", "apisix:\n  node_listen: 9095\n");
   auto g = LoadGatewayConfig(config, 2);
   ASSERT_TRUE(g.value.has_value());
   EXPECT_EQ(g.value->file, config);
-  EXPECT_EQ(g.value->listen.at(0).port, 9090);
+  EXPECT_EQ(g.value->listen.at(0).port, 9095);
   EXPECT_EQ(g.value->routes_file, dir_ + "/apisix.yaml");
 
   std::string routes = Write("apisix.yaml", "routes:\n  - {uri: /a, upstream_id: 1}\n#END\n");

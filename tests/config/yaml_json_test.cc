@@ -138,6 +138,41 @@ TEST(YamlToJsonTest, InfinityAndNanAreNumbers) {
   EXPECT_TRUE(std::isnan(j[2].get<double>()));
 }
 
+// AppendYamlAsJson writes the text YamlToJson's tree dumps to, whatever the input (the tree
+// is the oracle): scalars of every kind, escapes, aliases, merge keys, limits.
+TEST(AppendYamlAsJsonTest, WritesWhatTheTreeDumps) {
+  const char* cases[] = {
+      "{int: 42, neg: -7, octal: 0755, hex: 0x1F, big: 99999999999999999999, float: 1.5}",
+      "{exp: 1e3, yes_word: yes, f: False, n1: null, n2: ~, n3: , plain: hello}",
+      "{quoted_int: \"42\", sq: 'true', str_tag: !!str 7, ip: 10.0.0.1, time: 1:30}",
+      "{esc: \"a\\\"b\\\\c\\nd\\te\\u0001\\u001f\", utf8: \"h\\u00e9llo \\u2603\", slash: /a/b}",
+      "[.inf, -.inf, .nan]",
+      "list: [1, \"a\", [true, ~], {k: v}]\nempty_map: {}\nempty_list: []\n",
+      "base: &b {x: 1, y: 2}\ncopy: *b\n\"1\": numeric key\n? 2\n: other key\n",
+      "defaults: &d {a: 1, b: 2}\none:\n  b: 0\n  <<: *d\n",
+      "{a: 1, a: 2}",
+      "{[a, b]: 1}",
+      "&x [*x]",
+      "just text",
+      "",
+      "routes:\n  - id: 1\n    uri: /hello\n    upstream: {nodes: {\"127.0.0.1:80\": 1}}\n",
+  };
+  for (const char* yaml : cases) {
+    YamlNode node = testing::LoadYaml(yaml);
+    std::string text = "prefix:";  // appends, keeps what was there
+    AppendYamlAsJson(node, &text);
+    ASSERT_EQ(text.substr(0, 7), "prefix:") << yaml;
+    Json tree = YamlToJson(node);
+    Json want = tree.is_discarded() ? Json() : Json::parse(tree.dump());
+    Json got = Json::parse(text.substr(7), nullptr, /*allow_exceptions=*/false);
+    EXPECT_FALSE(got.is_discarded()) << yaml << " -> " << text;
+    EXPECT_EQ(got, want) << yaml << " -> " << text;
+  }
+  std::string compact;
+  AppendYamlAsJson(testing::LoadYaml("{a: [1, {b: c}], s: \"x y\"}"), &compact);
+  EXPECT_EQ(compact, R"({"a":[1,{"b":"c"}],"s":"x y"})");
+}
+
 TEST(ReadJsonTest, ReportsProblemsWithPositionsAndPaths) {
   YamlNode root = testing::LoadYaml(R"(conf:
   a: 1

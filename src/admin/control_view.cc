@@ -183,8 +183,44 @@ std::string KeyOf(Kind kind, std::string_view id) {
   return "/" + std::string(ControlView::Name(kind)) + "/" + std::string(id);
 }
 
+// `s` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD.
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xe  ? 3
+                 : (c >> 3) == 0x1e ? 4
+                                    : 0;
+    bool ok = len > 0 && i + len <= s.size() && !(len == 2 && c < 0xc2);
+    for (size_t k = 1; ok && k < len; ++k) {
+      ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    }
+    if (ok && len == 3) {  // no overlong forms, no surrogates
+      auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
+    } else if (ok && len == 4) {
+      auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90) && c <= 0xf4;
+    }
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out.append("\xEF\xBF\xBD");
+      ++i;
+    }
+  }
+  return out;
+}
+
 Json ParseObject(std::string_view source) {
   Json value = Json::parse(source, nullptr, /*allow_exceptions=*/false);
+  // The YAML may hold bytes that are not UTF-8 (the source keeps them): replace them.
+  if (value.is_discarded()) value = Json::parse(ValidUtf8(source), nullptr, false);
   return value.is_object() ? value : Json::object();
 }
 

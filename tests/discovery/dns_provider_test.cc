@@ -232,6 +232,59 @@ TEST_F(DnsProviderTest, UnwatchStopsLookups) {
   EXPECT_EQ(provider_->stats().lookups, 1u) << "no refresh for an unwatched service";
 }
 
+// Dump(): the control API's /v1/discovery/dns/dump, before and after answers, with a lookup
+// that fails (the last good nodes shown, `failing` set).
+TEST_F(DnsProviderTest, DumpShowsTheConfigAndEachServicesLastNodes) {
+  ASSERT_TRUE(dns_.Start(kSrvRecords, /*ttl=*/1)) << dns_.error();
+  config_.order = {DnsType::kLast, DnsType::kSrv, DnsType::kA};
+  config_.min_refresh_ms = 200;
+  ASSERT_NO_FATAL_FAILURE(StartProvider());
+  nlohmann::json empty = provider_->Dump();
+  EXPECT_EQ(empty["config"], nlohmann::json::parse(R"({"servers":[")" + dns_.address() +
+                                                   R"("],"order":["last","SRV","A"]})"));
+  EXPECT_EQ(empty["services"], nlohmann::json::object());
+
+  provider_->Watch(ServiceRef{"pending.test", {}});
+  nlohmann::json pending = provider_->Dump()["services"]["pending.test"];
+  EXPECT_EQ(pending["answered"], false);
+  EXPECT_FALSE(pending.contains("nodes")) << "no answer yet";
+  ASSERT_TRUE(RunUntil([&] { return !sink_.published.empty(); }, std::chrono::seconds(5)));
+
+  ASSERT_EQ(First("_http._tcp.svc.test").size(), 3u);
+  ASSERT_EQ(First("a.test:8080").size(), 2u);
+  ASSERT_TRUE(First("nothing.test").empty());
+  nlohmann::json services = provider_->Dump()["services"];
+  nlohmann::json srv = services["_http._tcp.svc.test"];
+  EXPECT_EQ(srv["answered"], true);
+  EXPECT_EQ(srv["failing"], false);
+  EXPECT_EQ(srv["record_type"], "SRV");
+  ASSERT_TRUE(srv["nodes"].is_array());
+  EXPECT_EQ(srv["nodes"].size(), 3u);
+  for (const nlohmann::json& n : srv["nodes"]) {
+    if (n["host"] == "127.0.0.4") {
+      EXPECT_EQ(n, nlohmann::json::parse(
+                       R"({"host":"127.0.0.4","weight":1,"port":8002,"priority":-20})"));
+    }
+  }
+  EXPECT_TRUE(srv["next_lookup_ms"].is_number_unsigned());
+  EXPECT_LE(srv["next_lookup_ms"].get<uint64_t>(), 1000u) << "TTL 1 s";
+  nlohmann::json a = services["a.test:8080"];
+  EXPECT_EQ(a["record_type"], "A");
+  ASSERT_EQ(a["nodes"].size(), 2u);
+  EXPECT_EQ(a["nodes"][0]["port"], 8080);
+  EXPECT_EQ(a["nodes"][0]["weight"], 1);
+  EXPECT_FALSE(a["nodes"][0].contains("priority")) << "A records carry no priority";
+  nlohmann::json none = services["nothing.test"];
+  EXPECT_EQ(none["nodes"], nlohmann::json::array());
+  EXPECT_FALSE(none.contains("record_type")) << "no type had records";
+
+  dns_.Kill();
+  auto srv_now = [&] { return provider_->Dump()["services"]["_http._tcp.svc.test"]; };
+  ASSERT_TRUE(RunUntil([&] { return srv_now()["failing"] == true; }, std::chrono::seconds(5)));
+  nlohmann::json kept = srv_now();
+  EXPECT_EQ(kept["nodes"], srv["nodes"]) << "the last good nodes";
+}
+
 TEST_F(DnsProviderTest, BadServiceNameHasNoNodes) {
   ASSERT_NO_FATAL_FAILURE(StartProvider());
   EXPECT_TRUE(First("web.test:99999").empty());

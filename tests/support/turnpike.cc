@@ -16,6 +16,10 @@ std::string GatewayConfigYaml(int port, const TurnpikeOptions& options) {
   y += "    - ip: 127.0.0.1\n";
   y += "      port: " + std::to_string(port) + "\n";
   y += "  enable_ipv6: false\n";
+  if (options.control_port == 0) y += "  enable_control: false\n";
+  if (options.control_port > 0) {
+    y += "  control:\n    ip: 127.0.0.1\n    port: " + std::to_string(options.control_port) + "\n";
+  }
   y += options.apisix_extra;
   y += "deployment:\n";
   y += "  role: data_plane\n";

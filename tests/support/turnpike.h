@@ -35,6 +35,10 @@ struct TurnpikeOptions {
   std::string nginx_extra;
   // Extra top-level YAML appended at the end (e.g. a `plugins:` list).
   std::string top_extra;
+  // The control API (apisix.control.port on 127.0.0.1). 0 turns it off
+  // (`enable_control: false`), so that daemons of different tests do not race for APISIX's
+  // default 9090; -1 says nothing about it (on, 127.0.0.1:9090 unless apisix_extra says more).
+  int control_port = 0;
 };
 
 // config.yaml for a daemon listening on 127.0.0.1:`port` (and nowhere else).

@@ -2,12 +2,14 @@
 // (pieces on two threads), the full loader (YAML to validated specs) and the snapshot build.
 // Wall-clock time (the split uses two threads); run on a quiet machine and compare medians.
 // BM_ReloadSnapshot is a reload's build: every route has plugins, and the previous snapshot
-// is the one built from the same file.
+// is the one built from the same file. The control API's share: the parse keeping sources, the
+// view's build in a reload, and the first /v1/routes.
 #include <benchmark/benchmark.h>
 
 #include <memory>
 #include <string>
 
+#include "admin/control_view.h"
 #include "config/loader.h"
 #include "config/yaml_tree.h"
 #include "metrics/registry.h"
@@ -80,6 +82,52 @@ BENCHMARK(BM_ParseRoutesConfig)
     ->Arg(50000)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The same parse keeping each item's source for the control API (what the daemon does while
+// the control API is on): the price of AppendYamlAsJson over BM_ParseRoutesConfig.
+void BM_ParseRoutesConfigKeepSource(benchmark::State& state) {
+  std::string text = RoutesYaml(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto r = config::ParseRoutesConfig(text, "apisix.yaml", {.keep_source = true});
+    if (!r.value || !r.errors.empty()) state.SkipWithError("config rejected");
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_ParseRoutesConfigKeepSource)->Arg(50000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The control API's view: Build() as a reload runs it (moving the sources), then the first
+// GET /v1/routes (every route parsed, shaped and rendered once).
+void BM_ControlViewBuild(benchmark::State& state) {
+  std::string text = RoutesYaml(static_cast<int>(state.range(0)));
+  auto parsed = config::ParseRoutesConfig(text, "apisix.yaml", {.keep_source = true});
+  for (auto _ : state) {
+    state.PauseTiming();
+    config::RoutesConfig copy = *parsed.value;
+    state.ResumeTiming();
+    auto view = admin::ControlView::Build(copy, {}, 1);
+    benchmark::DoNotOptimize(view);
+    state.PauseTiming();
+    view.reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_ControlViewBuild)->Arg(50000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ControlViewListRoutes(benchmark::State& state) {
+  std::string text = RoutesYaml(static_cast<int>(state.range(0)));
+  auto parsed = config::ParseRoutesConfig(text, "apisix.yaml", {.keep_source = true});
+  for (auto _ : state) {
+    state.PauseTiming();
+    config::RoutesConfig copy = *parsed.value;
+    auto view = admin::ControlView::Build(copy, {}, 1);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(view->List(admin::ControlView::Kind::kRoutes).size());
+    state.PauseTiming();
+    view.reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_ControlViewListRoutes)->Arg(50000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_BuildSnapshot(benchmark::State& state) {
   auto gateway =

@@ -17,6 +17,7 @@
 
 #include "integration/itest.h"
 #include "support/dnsmasq.h"
+#include "support/fake_consul.h"
 
 namespace turnpike::itest {
 namespace {
@@ -235,6 +236,52 @@ routes:
   Json route = JsonBody(Control("/v1/route/dns"));
   EXPECT_EQ(route["value"]["upstream"]["discovery_type"], "dns");
   EXPECT_FALSE(route["value"]["upstream"].contains("nodes"));
+}
+
+// Consul (against the fake agent of support/fake_consul.h): the provider's dump, and
+// show_dump_file serving the file that discovery.consul.dump.path names.
+TEST_F(ControlApiTest, ConsulDumpAndShowDumpFile) {
+  testing::FakeConsul consul;
+  ASSERT_TRUE(consul.Start());
+  consul.Register(testing::FakeConsul::Make("web-a", "web", "127.0.0.1", backend_->port()));
+  std::string dump_path =
+      ::testing::TempDir() + "turnpike_control_consul_" + std::to_string(getpid()) + ".json";
+  std::remove(dump_path.c_str());
+  TurnpikeOptions options;
+  options.top_extra = "discovery:\n  consul:\n    servers: [\"" + consul.url() +
+                      "\"]\n    dump:\n      path: " + dump_path + "\n";
+  std::string routes = R"(
+routes:
+  - id: web
+    uri: /hello
+    upstream: {discovery_type: consul, service_name: web}
+#END
+)";
+  ASSERT_NO_FATAL_FAILURE(Start(routes, options));
+  ASSERT_TRUE(PollUntil([&] { return Get(gw_.port(), "/hello").status == 200; }, seconds(10)));
+  Json dump = JsonBody(Control("/v1/discovery/consul/dump"));
+  ASSERT_TRUE(dump["services"]["web"].is_array()) << dump;
+  ASSERT_EQ(dump["services"]["web"].size(), 1u) << dump;
+  EXPECT_EQ(dump["services"]["web"][0]["host"], "127.0.0.1");
+  EXPECT_EQ(dump["services"]["web"][0]["port"], backend_->port());
+  EXPECT_TRUE(dump.contains("config"));
+  // The file is written after a change settles (the provider's dump interval).
+  HttpResponse file;
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        file = Control("/v1/discovery/consul/show_dump_file");
+        return file.status == 200;
+      },
+      seconds(10)))
+      << file.DebugString();
+  EXPECT_EQ(file.Header("Content-Type").value_or(""), "text/plain");
+  Json written = Json::parse(file.body, nullptr, false);
+  ASSERT_FALSE(written.is_discarded()) << file.body;
+  EXPECT_EQ(written["services"]["web"].size(), 1u) << file.body;
+  std::remove(dump_path.c_str());
+  HttpResponse gone = Control("/v1/discovery/consul/show_dump_file");
+  EXPECT_EQ(gone.status, 503);
+  EXPECT_NE(gone.body.find("No such file or directory"), std::string::npos) << gone.body;
 }
 
 // A listening socket on 127.0.0.1:`port` (0: any), or -1.

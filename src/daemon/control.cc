@@ -241,8 +241,15 @@ admin::ControlHooks Control::ControlApiHooks() {
   hooks.view = [this] { return view_.get(); };
   hooks.discovery_dump = [this](std::string_view name) { return discovery_->Dump(name); };
   hooks.show_dump_file = [this](std::string_view name) { return discovery_->ShowDumpFile(name); };
-  hooks.health_nodes = [this](std::string_view key) {
-    return health_nodes_ ? health_nodes_(key) : nlohmann::json();
+  // The checker names an item "/apisix" + its resource key (health::Binding).
+  hooks.health_nodes = [this](std::string_view key) -> nlohmann::json {
+    const health::HealthChecker* checker = health_ != nullptr ? health_->checker() : nullptr;
+    if (checker == nullptr) return nullptr;
+    std::optional<std::string> one = checker->OneJson("/apisix" + std::string(key));
+    if (!one) return nullptr;
+    nlohmann::json info = nlohmann::json::parse(*one, nullptr, /*allow_exceptions=*/false);
+    if (info.is_discarded() || !info.contains("nodes")) return nullptr;  // not started yet
+    return std::move(info["nodes"]);
   };
   // APISIX reloads its plugins; here the whole config is read and built again (instances
   // whose conf did not change are kept, as in every reload).

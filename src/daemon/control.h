@@ -127,10 +127,6 @@ class Control {
   // The control API's view of the config behind current_ (null while the control API is
   // disabled, or before the first load). Replaced with current_.
   std::unique_ptr<admin::ControlView> view_;
-  // The health checkers' nodes of an item ("/upstreams/1"), for the control API's
-  // /v1/healthcheck; empty until a health-check service provides it (then: null JSON for an
-  // item without a running checker).
-  std::function<nlohmann::json(std::string_view key)> health_nodes_;
   std::vector<proxy::SnapshotConstSharedPtr> retired_;  // replaced, maybe still in use
   uint64_t version_ = 0;
   uint64_t content_hash_ = 0;  // of the file behind current_ (with content_size_)

@@ -168,6 +168,20 @@ TEST_F(ControlApiTest, RoutesServicesAndUpstreamsAsApisixShowsThem) {
   EXPECT_EQ(Control("/v1/healthcheck/upstreams/u1").body,
             "{\"error_msg\":\"no checker for upstreams[u1]\"}\n");
   EXPECT_EQ(Control("/v1/healthcheck/route/1").status, 400);
+  // Once a request used the route, its checker runs and its targets show (get_target_list).
+  EXPECT_EQ(Get(gw_.port(), "/hello", {{"Host", "example.com"}}).status, 200);
+  Json nodes;
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        nodes = JsonBody(Control("/v1/healthcheck/routes/1"))["nodes"];
+        return nodes.is_array() && !nodes.empty();
+      },
+      seconds(10)))
+      << Control("/v1/healthcheck/routes/1").body;
+  EXPECT_EQ(nodes[0]["ip"], "127.0.0.1");
+  EXPECT_EQ(nodes[0]["port"], backend_->port());
+  EXPECT_TRUE(nodes[0]["counter"].contains("success")) << nodes;
+  EXPECT_EQ(JsonBody(Control("/v1/healthcheck"))[0]["nodes"], nodes);
 
   // The control API is not on the proxy port, and the proxy still serves.
   EXPECT_EQ(Get(gw_.port(), "/v1/routes").body, kNotFoundBody);

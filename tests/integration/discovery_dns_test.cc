@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "integration/itest.h"
+#include "integration/discovery_fixture.h"
 #include "support/dnsmasq.h"
 
 namespace turnpike::itest {
@@ -19,20 +19,11 @@ namespace {
 using std::chrono::seconds;
 using testing::DnsServer;
 
-class DiscoveryDnsTest : public ::testing::Test {
+class DiscoveryDnsTest : public DiscoveryTest {
  protected:
-  static void SetUpTestSuite() {
-    a_ = StartBackend(kBackendBin, "A");
-    b_ = StartBackend(kBackendBin, "B");
-  }
-  static void TearDownTestSuite() {
-    a_.reset();
-    b_.reset();
-  }
   void SetUp() override {
     if (!DnsServer::Available()) GTEST_SKIP() << "dnsmasq is not installed (dnsmasq-base)";
-    ASSERT_NE(a_, nullptr);
-    ASSERT_NE(b_, nullptr);
+    ASSERT_NO_FATAL_FAILURE(DiscoveryTest::SetUp());
   }
 
   // SRV records for svc.test: node.test (127.0.0.1) on the ports of `backends`.
@@ -66,43 +57,15 @@ upstreams:
                 {{"PORT_A", std::to_string(a_->port())}});
   }
 
-  TurnpikeOptions Options(const std::string& discovery) {
-    status_port_ = FreePort();
-    TurnpikeOptions options;
-    options.worker_processes = 1;  // one round robin: exact spreads
-    options.apisix_extra =
-        "  status:\n    ip: 127.0.0.1\n    port: " + std::to_string(status_port_) + "\n";
-    options.top_extra = "discovery:\n" + discovery;
-    return options;
-  }
-  std::string Servers() const {
-    return "  dns:\n    servers:\n      - \"" + dns_.address() + "\"\n";
+  // dns_ as the one server, then `extra`.
+  std::string Discovery(const std::string& extra) const override {
+    return "  dns:\n    servers:\n      - \"" + dns_.address() + "\"\n" + extra;
   }
 
-  void StartReady() {
-    ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(), Options(Servers())));
-    ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
-    ASSERT_TRUE(
-        PollUntil([&] { return Get(status_port_, "/status/ready").status == 200; }, seconds(10)))
-        << Get(status_port_, "/status/ready").DebugString();
-  }
+  using DiscoveryTest::StartReady;
+  void StartReady() { StartReady(Routes(), Options()); }
 
-  // Which backends answered `n` requests to `path` (all must be 200).
-  std::map<std::string, int> Spread(const std::string& path, int n) {
-    std::map<std::string, int> seen;
-    for (int i = 0; i < n; ++i) {
-      HttpResponse r = Get(gw_.port(), path);
-      EXPECT_EQ(r.status, 200) << path << " request " << i << "\n" << r.DebugString();
-      ++seen[BackendOf(r)];
-    }
-    return seen;
-  }
-
-  static inline std::unique_ptr<Backend> a_;
-  static inline std::unique_ptr<Backend> b_;
   DnsServer dns_;
-  Turnpike gw_{kTurnpikeBin};
-  int status_port_ = 0;
 };
 
 TEST_F(DiscoveryDnsTest, ServesDiscoveredNodesOnceReady) {
@@ -113,7 +76,7 @@ TEST_F(DiscoveryDnsTest, ServesDiscoveredNodesOnceReady) {
   ASSERT_EQ(hello.status, 200) << hello.DebugString();
   EXPECT_EQ(BackendOf(hello), "A");
   // Two SRV records of equal weight and priority: round robin over both ports.
-  EXPECT_EQ(Spread("/status/200", 10), (std::map<std::string, int>{{"A", 5}, {"B", 5}}));
+  EXPECT_EQ(Spread("/status/200", 10), (Spreads{{"A", 5}, {"B", 5}}));
   // No records at all: no nodes, 503 as APISIX.
   HttpResponse none = Get(gw_.port(), "/none");
   EXPECT_EQ(none.status, 503) << none.DebugString();
@@ -130,7 +93,7 @@ TEST_F(DiscoveryDnsTest, ChangesFollowTheTtlAndAServerGoneKeepsTheLastNodes) {
     std::string id = only == a_.get() ? "A" : "B";
     ASSERT_TRUE(PollUntil(
         [&] {
-          return Spread("/status/200", 4) == std::map<std::string, int>{{id, 4}};
+          return Spread("/status/200", 4) == Spreads{{id, 4}};
         },
         seconds(10)))
         << "still " << ::testing::PrintToString(Spread("/status/200", 4));
@@ -139,7 +102,7 @@ TEST_F(DiscoveryDnsTest, ChangesFollowTheTtlAndAServerGoneKeepsTheLastNodes) {
   dns_.Kill();
   auto until = std::chrono::steady_clock::now() + seconds(4);  // several TTLs and retries
   while (std::chrono::steady_clock::now() < until) {
-    ASSERT_EQ(Spread("/status/200", 2), (std::map<std::string, int>{{"A", 2}}));
+    ASSERT_EQ(Spread("/status/200", 2), (Spreads{{"A", 2}}));
     ASSERT_EQ(Get(gw_.port(), "/hello").status, 200);
   }
   EXPECT_NE(gw_.Stderr().find("keeping its last nodes"), std::string::npos) << gw_.Stderr();
@@ -169,7 +132,7 @@ TEST_F(DiscoveryDnsTest, ADiscoveryTypeNotConfiguredSkipsTheItem) {
   std::string routes = Routes();
   routes.insert(routes.find("upstreams:"),
                 "  - uri: /nacos\n    upstream: {discovery_type: nacos, service_name: users}\n");
-  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, routes, Options(Servers())));
+  ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, routes, Options()));
   ASSERT_TRUE(PollUntil([&] { return Get(gw_.port(), "/hello").status == 200; }, seconds(10)));
   EXPECT_EQ(Get(gw_.port(), "/nacos").status, 404) << "the route was skipped";
   EXPECT_NE(gw_.Stderr().find("discovery type \"nacos\" is not configured"), std::string::npos)
@@ -177,22 +140,15 @@ TEST_F(DiscoveryDnsTest, ADiscoveryTypeNotConfiguredSkipsTheItem) {
 }
 
 TEST_F(DiscoveryDnsTest, BadDiscoverySectionsStopTheDaemon) {
-  struct Case {
-    std::string section;
-    std::string message;
-  };
-  for (const Case& c : {
-           Case{"  eureka: {}\n", "discovery.eureka: unknown discovery type"},
-           Case{"  dns: {}\n", "discovery.dns: exactly one of \"servers\" and \"resolv_conf\""},
-           Case{"  dns:\n    servers: [\"dns.example\"]\n", "discovery.dns: servers[0]:"},
-           Case{"  dns:\n    servers: [\"127.0.0.1\"]\n    order: [MX]\n",
-                "discovery.dns: order[0]: must be one of"},
-       }) {
-    SCOPED_TRACE(c.section);
-    Turnpike gw(kTurnpikeBin);
-    EXPECT_FALSE(gw.Start(Routes(), Options(c.section)));
-    EXPECT_NE(gw.Stderr().find(c.message), std::string::npos) << gw.Stderr();
-  }
+  ExpectBadSectionsStopTheDaemon(
+      Routes(),
+      {
+          {"  eureka: {}\n", "discovery.eureka: unknown discovery type"},
+          {"  dns: {}\n", "discovery.dns: exactly one of \"servers\" and \"resolv_conf\""},
+          {"  dns:\n    servers: [\"dns.example\"]\n", "discovery.dns: servers[0]:"},
+          {"  dns:\n    servers: [\"127.0.0.1\"]\n    order: [MX]\n",
+           "discovery.dns: order[0]: must be one of"},
+      });
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <string>
 
-#include "integration/itest.h"
+#include "integration/discovery_fixture.h"
 #include "support/fake_consul.h"
 
 namespace turnpike::itest {
@@ -25,19 +25,10 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::FakeConsul;
 
-class DiscoveryConsulTest : public ::testing::Test {
+class DiscoveryConsulTest : public DiscoveryTest {
  protected:
-  static void SetUpTestSuite() {
-    a_ = StartBackend(kBackendBin, "A");
-    b_ = StartBackend(kBackendBin, "B");
-  }
-  static void TearDownTestSuite() {
-    a_.reset();
-    b_.reset();
-  }
   void SetUp() override {
-    ASSERT_NE(a_, nullptr);
-    ASSERT_NE(b_, nullptr);
+    ASSERT_NO_FATAL_FAILURE(DiscoveryTest::SetUp());
     ASSERT_TRUE(consul_.Start());
     consul_.Register(FakeConsul::Make("web-a", "web", "127.0.0.1", a_->port()));
     consul_.Register(FakeConsul::Make("web-b", "web", "127.0.0.1", b_->port()));
@@ -64,35 +55,16 @@ upstreams:
 )";
   }
 
-  TurnpikeOptions Options(const std::string& consul_extra = "") {
-    status_port_ = FreePort();
-    TurnpikeOptions options;
-    options.worker_processes = 1;  // one round robin: exact spreads and orders
-    options.apisix_extra =
-        "  status:\n    ip: 127.0.0.1\n    port: " + std::to_string(status_port_) + "\n";
-    options.top_extra =
-        "discovery:\n  consul:\n    servers:\n      - \"" + consul_.url() + "\"\n" + consul_extra;
-    return options;
+  // consul_ as the one server, then `extra`.
+  std::string Discovery(const std::string& extra) const override {
+    return "  consul:\n    servers:\n      - \"" + consul_.url() + "\"\n" + extra;
   }
 
+  using DiscoveryTest::StartReady;
   void StartReady(const std::string& consul_extra = "") {
-    ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(), Options(consul_extra)));
-    ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
-    ASSERT_TRUE(
-        PollUntil([&] { return Get(status_port_, "/status/ready").status == 200; }, seconds(10)))
-        << Get(status_port_, "/status/ready").DebugString();
+    StartReady(Routes(), Options(consul_extra));
   }
 
-  // Which backends answered `n` requests to /status/200 (all must be 200).
-  std::map<std::string, int> Spread(int n) {
-    std::map<std::string, int> seen;
-    for (int i = 0; i < n; ++i) {
-      HttpResponse r = Get(gw_.port(), "/status/200");
-      EXPECT_EQ(r.status, 200) << "request " << i << "\n" << r.DebugString();
-      ++seen[BackendOf(r)];
-    }
-    return seen;
-  }
   std::string Sequence(int n) {
     std::string out;
     for (int i = 0; i < n; ++i) out += BackendOf(Get(gw_.port(), "/status/200"));
@@ -105,17 +77,13 @@ upstreams:
     return s.str();
   }
 
-  static inline std::unique_ptr<Backend> a_;
-  static inline std::unique_ptr<Backend> b_;
   FakeConsul consul_;
-  Turnpike gw_{kTurnpikeBin};
-  int status_port_ = 0;
   std::string dump_path_;
 };
 
 TEST_F(DiscoveryConsulTest, ServesPassingInstancesAndPicksUpChangesAtOnce) {
   ASSERT_NO_FATAL_FAILURE(StartReady());
-  EXPECT_EQ(Spread(10), (std::map<std::string, int>{{"A", 5}, {"B", 5}}));
+  EXPECT_EQ(Spread("/status/200", 10), (Spreads{{"A", 5}, {"B", 5}}));
   // Not in Consul: no nodes, 503 as APISIX.
   HttpResponse none = Get(gw_.port(), "/none");
   EXPECT_EQ(none.status, 503) << none.DebugString();
@@ -125,30 +93,20 @@ TEST_F(DiscoveryConsulTest, ServesPassingInstancesAndPicksUpChangesAtOnce) {
   ASSERT_TRUE(PollUntil([&] { return consul_.blocked() == 2; }, seconds(5)));
   auto start = std::chrono::steady_clock::now();
   consul_.SetStatus("web-b", "critical");
-  ASSERT_TRUE(PollUntil(
-      [&] {
-        return Spread(4) == std::map<std::string, int>{{"A", 4}};
-      },
-      seconds(5)));
+  ASSERT_TRUE(PollUntil([&] { return Spread("/status/200", 4) == Spreads{{"A", 4}}; }, seconds(5)));
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2));
   // Healthy again, and A deregistered.
   consul_.SetStatus("web-b", "passing");
   consul_.Deregister("web-a");
-  ASSERT_TRUE(PollUntil(
-      [&] {
-        return Spread(4) == std::map<std::string, int>{{"B", 4}};
-      },
-      seconds(5)));
+  ASSERT_TRUE(PollUntil([&] { return Spread("/status/200", 4) == Spreads{{"B", 4}}; }, seconds(5)));
 }
 
 TEST_F(DiscoveryConsulTest, AConsulGoneKeepsTheLastNodes) {
   ASSERT_NO_FATAL_FAILURE(StartReady());
-  EXPECT_EQ(Spread(4).size(), 2u);
+  EXPECT_EQ(Spread("/status/200", 4).size(), 2u);
   consul_.Stop();
-  auto until = std::chrono::steady_clock::now() + seconds(3);  // several back-offs
-  while (std::chrono::steady_clock::now() < until) {
-    ASSERT_EQ(Spread(2), (std::map<std::string, int>{{"A", 1}, {"B", 1}}));
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      KeepsServing("/status/200", {{"A", 1}, {"B", 1}}, seconds(3)));  // several back-offs
   EXPECT_NE(gw_.Stderr().find("keeping the last nodes"), std::string::npos) << gw_.Stderr();
 }
 
@@ -171,17 +129,8 @@ TEST_F(DiscoveryConsulTest, TheDumpIsWrittenAndServesADaemonStartedWhileConsulIs
   consul_.Stop();
   // A new daemon, Consul down: ready, serving the dump's nodes.
   Turnpike again(kTurnpikeBin);
-  ASSERT_NO_FATAL_FAILURE(StartGateway(again, Routes(), Options(dump)));
-  ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
-  ASSERT_TRUE(
-      PollUntil([&] { return Get(status_port_, "/status/ready").status == 200; }, seconds(10)));
-  std::map<std::string, int> seen;
-  for (int i = 0; i < 4; ++i) {
-    HttpResponse r = Get(again.port(), "/status/200");
-    ASSERT_EQ(r.status, 200) << r.DebugString();
-    ++seen[BackendOf(r)];
-  }
-  EXPECT_EQ(seen, (std::map<std::string, int>{{"A", 2}, {"B", 2}}));
+  ASSERT_NO_FATAL_FAILURE(StartReady(again, Routes(), Options(dump)));
+  EXPECT_EQ(Spread(again, "/status/200", 4), (Spreads{{"A", 2}, {"B", 2}}));
   EXPECT_NE(again.Stderr().find("no nodes from it yet"), std::string::npos) << again.Stderr();
 }
 
@@ -191,7 +140,7 @@ TEST_F(DiscoveryConsulTest, SkippedServicesGetTheDefaultService) {
       "      port: " +
       std::to_string(a_->port()) + "\n";
   ASSERT_NO_FATAL_FAILURE(StartReady(extra));
-  EXPECT_EQ(Spread(4), (std::map<std::string, int>{{"A", 4}}));
+  EXPECT_EQ(Spread("/status/200", 4), (Spreads{{"A", 4}}));
   // An unknown service too (the backend answers /none with its 404).
   HttpResponse none = Get(gw_.port(), "/none");
   EXPECT_EQ(BackendOf(none), "A") << none.DebugString();
@@ -217,7 +166,7 @@ TEST_F(DiscoveryConsulTest, SortTypeOrdersTheNodesTheBalancerTakesInTurn) {
 TEST_F(DiscoveryConsulTest, AReloadWatchesANewServiceAndKeepsTheOthers) {
   consul_.Register(FakeConsul::Make("echo", "echo", "127.0.0.1", b_->port()));
   ASSERT_NO_FATAL_FAILURE(StartReady());
-  EXPECT_EQ(Spread(2).size(), 2u);
+  EXPECT_EQ(Spread("/status/200", 2).size(), 2u);
   EXPECT_EQ(consul_.Count("/v1/health/service/echo"), 0) << "no upstream names it yet";
   std::string routes = Routes();
   routes.insert(routes.find("upstreams:"),
@@ -226,28 +175,18 @@ TEST_F(DiscoveryConsulTest, AReloadWatchesANewServiceAndKeepsTheOthers) {
   ASSERT_TRUE(gw_.Reload());
   ASSERT_TRUE(PollUntil([&] { return BackendOf(Get(gw_.port(), "/echo")) == "B"; }, seconds(5)))
       << Get(gw_.port(), "/echo").DebugString();
-  EXPECT_EQ(Spread(4), (std::map<std::string, int>{{"A", 2}, {"B", 2}}));
+  EXPECT_EQ(Spread("/status/200", 4), (Spreads{{"A", 2}, {"B", 2}}));
 }
 
 TEST_F(DiscoveryConsulTest, BadConsulSectionsStopTheDaemon) {
-  struct Case {
-    std::string section;
-    std::string message;
-  };
-  for (const Case& c : {
-           Case{"  consul: {}\n", "discovery.consul: property \"servers\" is required"},
-           Case{"  consul:\n    servers: [\"https://127.0.0.1:8500\"]\n",
-                "discovery.consul: servers[0]: only http://address:port is supported"},
-           Case{"  consul:\n    servers: [\"http://127.0.0.1:8500\"]\n    sort_type: random\n",
-                "discovery.consul: sort_type: must be one of"},
-       }) {
-    SCOPED_TRACE(c.section);
-    Turnpike gw(kTurnpikeBin);
-    TurnpikeOptions options = Options();
-    options.top_extra = "discovery:\n" + c.section;
-    EXPECT_FALSE(gw.Start(Routes(), options));
-    EXPECT_NE(gw.Stderr().find(c.message), std::string::npos) << gw.Stderr();
-  }
+  ExpectBadSectionsStopTheDaemon(
+      Routes(), {
+                    {"  consul: {}\n", "discovery.consul: property \"servers\" is required"},
+                    {"  consul:\n    servers: [\"https://127.0.0.1:8500\"]\n",
+                     "discovery.consul: servers[0]: only http://address:port is supported"},
+                    {"  consul:\n    servers: [\"http://127.0.0.1:8500\"]\n    sort_type: random\n",
+                     "discovery.consul: sort_type: must be one of"},
+                });
 }
 
 }  // namespace

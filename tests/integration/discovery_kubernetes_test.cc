@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "integration/itest.h"
+#include "integration/discovery_fixture.h"
 #include "support/fake_kube_apiserver.h"
 
 namespace turnpike::itest {
@@ -23,19 +23,10 @@ using std::chrono::seconds;
 using testing::FakeKubeApiServer;
 using Kind = FakeKubeApiServer::Kind;
 
-class DiscoveryKubernetesTest : public ::testing::Test {
+class DiscoveryKubernetesTest : public DiscoveryTest {
  protected:
-  static void SetUpTestSuite() {
-    a_ = StartBackend(kBackendBin, "A");
-    b_ = StartBackend(kBackendBin, "B");
-  }
-  static void TearDownTestSuite() {
-    a_.reset();
-    b_.reset();
-  }
   void SetUp() override {
-    ASSERT_NE(a_, nullptr);
-    ASSERT_NE(b_, nullptr);
+    ASSERT_NO_FATAL_FAILURE(DiscoveryTest::SetUp());
     ASSERT_TRUE(api_.Start());
   }
 
@@ -81,64 +72,18 @@ upstreams:
            indent + "client:\n" + indent + "  token: fake-token\n";
   }
 
-  TurnpikeOptions Options(const std::string& discovery) {
-    status_port_ = FreePort();
-    TurnpikeOptions options;
-    options.worker_processes = 1;  // one round robin: exact spreads
-    options.apisix_extra =
-        "  status:\n    ip: 127.0.0.1\n    port: " + std::to_string(status_port_) + "\n";
-    options.top_extra = "discovery:\n  kubernetes:\n" + discovery;
-    return options;
+  // `extra` is the whole kubernetes section: one cluster's fields, or a list of clusters.
+  std::string Discovery(const std::string& extra) const override {
+    return "  kubernetes:\n" + extra;
   }
 
-  bool Ready() { return Get(status_port_, "/status/ready").status == 200; }
-  void StartReady(const std::string& routes, const std::string& discovery) {
-    ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, routes, Options(discovery)));
-    ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
-    ASSERT_TRUE(PollUntil([&] { return Ready(); }, seconds(10)))
-        << Get(status_port_, "/status/ready").DebugString();
-  }
-
-  // Which backends answered `n` requests to `path` (all must be 200).
-  std::map<std::string, int> Spread(const std::string& path, int n) {
-    std::map<std::string, int> seen;
-    for (int i = 0; i < n; ++i) {
-      HttpResponse r = Get(gw_.port(), path);
-      EXPECT_EQ(r.status, 200) << path << " request " << i << "\n" << r.DebugString();
-      ++seen[BackendOf(r)];
-    }
-    return seen;
-  }
-  // Polls until `n` requests to `path` spread exactly as `want`; how long it took.
-  std::optional<milliseconds> Until(const std::string& path, const std::map<std::string, int>& want,
-                                    int n, seconds limit = seconds(10)) {
-    auto start = std::chrono::steady_clock::now();
-    bool ok = PollUntil(
-        [&] {
-          std::map<std::string, int> seen;
-          for (int i = 0; i < n; ++i) {
-            HttpResponse r = Get(gw_.port(), path);
-            if (r.status != 200) return false;
-            ++seen[BackendOf(r)];
-          }
-          return seen == want;
-        },
-        limit);
-    if (!ok) return std::nullopt;
-    return std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
-  }
-
-  static inline std::unique_ptr<Backend> a_;
-  static inline std::unique_ptr<Backend> b_;
   FakeKubeApiServer api_;
-  Turnpike gw_{kTurnpikeBin};
-  int status_port_ = 0;
 };
 
 TEST_F(DiscoveryKubernetesTest, ServesTheEndpointsAndFollowsTheWatchPromptly) {
   api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get(), b_.get()}));
-  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(), Cluster(api_)));
-  EXPECT_EQ(Spread("/status/200", 10), (std::map<std::string, int>{{"A", 5}, {"B", 5}}));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(), Options(Cluster(api_))));
+  EXPECT_EQ(Spread("/status/200", 10), (Spreads{{"A", 5}, {"B", 5}}));
   // No Endpoints object: no nodes, 503 as APISIX.
   HttpResponse none = Get(gw_.port(), "/hello");
   EXPECT_EQ(none.status, 503) << none.DebugString();
@@ -175,13 +120,13 @@ TEST_F(DiscoveryKubernetesTest, ReadyWaitsForTheFirstListAndEnvFormsAreRead) {
   EXPECT_EQ(Get(gw_.port(), "/status/200").status, 503);
   api_.set_token("fake-token");
   ASSERT_TRUE(PollUntil([&] { return Ready(); }, seconds(10)));
-  EXPECT_EQ(Spread("/status/200", 2), (std::map<std::string, int>{{"A", 2}}));
+  EXPECT_EQ(Spread("/status/200", 2), (Spreads{{"A", 2}}));
   EXPECT_NE(gw_.Stderr().find("list: HTTP 401"), std::string::npos) << gw_.Stderr();
 }
 
 TEST_F(DiscoveryKubernetesTest, GoneRelistsAndAnApiServerDownKeepsTheLastNodes) {
   api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get(), b_.get()}));
-  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(), Cluster(api_)));
+  ASSERT_NO_FATAL_FAILURE(StartReady(Routes(), Options(Cluster(api_))));
   ASSERT_TRUE(api_.WaitForOpenWatches(1, seconds(5)));
   // 410 in the watch stream: listed again, still serving.
   api_.ExpireWatches();
@@ -189,10 +134,7 @@ TEST_F(DiscoveryKubernetesTest, GoneRelistsAndAnApiServerDownKeepsTheLastNodes) 
   EXPECT_EQ(Spread("/status/200", 4).size(), 2u);
   // The API server goes away: the last nodes keep serving.
   api_.Stop();
-  auto until = std::chrono::steady_clock::now() + milliseconds(1500);
-  while (std::chrono::steady_clock::now() < until) {
-    ASSERT_EQ(Spread("/status/200", 2), (std::map<std::string, int>{{"A", 1}, {"B", 1}}));
-  }
+  ASSERT_NO_FATAL_FAILURE(KeepsServing("/status/200", {{"A", 1}, {"B", 1}}, milliseconds(1500)));
   // It comes back having changed and compacted meanwhile: the re-watch is 410 Gone, the
   // relist brings the change.
   api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get()}));
@@ -222,8 +164,8 @@ TEST_F(DiscoveryKubernetesTest, SelectorsAndSeveralClusters) {
                 "\"two/prod/web:http\"}\n"
                 "  - uri: /twodb\n    upstream: {discovery_type: kubernetes, service_name: "
                 "\"two/default/db:http\"}\n");
-  ASSERT_NO_FATAL_FAILURE(StartReady(routes, discovery));
-  EXPECT_EQ(Spread("/status/200", 2), (std::map<std::string, int>{{"A", 2}}));
+  ASSERT_NO_FATAL_FAILURE(StartReady(routes, Options(discovery)));
+  EXPECT_EQ(Spread("/status/200", 2), (Spreads{{"A", 2}}));
   EXPECT_EQ(BackendOf(Get(gw_.port(), "/hello")), "A");
   EXPECT_EQ(Get(gw_.port(), "/prod/x").status, 503) << "namespace prod is not selected";
   EXPECT_EQ(BackendOf(Get(gw_.port(), "/echo")), "B");
@@ -237,7 +179,7 @@ TEST_F(DiscoveryKubernetesTest, AReloadNamingANewServiceIsServedFromTheInformers
   api_.Apply(Kind::kEndpoints, Endpoints("default", "db", {b_.get()}));
   std::string routes = Routes();
   std::string without_db = routes.substr(0, routes.find("  - uri: /hello")) + "#END\n";
-  ASSERT_NO_FATAL_FAILURE(StartReady(without_db, Cluster(api_)));
+  ASSERT_NO_FATAL_FAILURE(StartReady(without_db, Options(Cluster(api_))));
   EXPECT_EQ(Get(gw_.port(), "/hello").status, 404);
   // default/db was never watched, but the informer holds every object: no new request to the
   // API server is needed once the reload names it.
@@ -251,23 +193,16 @@ TEST_F(DiscoveryKubernetesTest, AReloadNamingANewServiceIsServedFromTheInformers
 }
 
 TEST_F(DiscoveryKubernetesTest, BadSectionsStopTheDaemon) {
-  struct Case {
-    std::string section;
-    std::string message;
-  };
-  for (const Case& c : {
-           Case{"    client:\n      token: t\n",
-                "discovery.kubernetes: service.schema: https is not supported yet"},
-           Case{"    service:\n      schema: http\n      host: h\n      port: \"0\"\n",
-                "discovery.kubernetes: service.port: invalid port value: 0"},
-           Case{"    - id: a\n      client:\n        token: t\n",
-                "discovery.kubernetes: [0].service: is required"},
-       }) {
-    SCOPED_TRACE(c.section);
-    Turnpike gw(kTurnpikeBin);
-    EXPECT_FALSE(gw.Start(Routes(), Options(c.section)));
-    EXPECT_NE(gw.Stderr().find(c.message), std::string::npos) << gw.Stderr();
-  }
+  ExpectBadSectionsStopTheDaemon(
+      Routes(),
+      {
+          {"  kubernetes:\n    client:\n      token: t\n",
+           "discovery.kubernetes: service.schema: https is not supported yet"},
+          {"  kubernetes:\n    service:\n      schema: http\n      host: h\n      port: \"0\"\n",
+           "discovery.kubernetes: service.port: invalid port value: 0"},
+          {"  kubernetes:\n    - id: a\n      client:\n        token: t\n",
+           "discovery.kubernetes: [0].service: is required"},
+      });
 }
 
 }  // namespace

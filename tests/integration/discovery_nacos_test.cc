@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "integration/itest.h"
+#include "integration/discovery_fixture.h"
 #include "support/fake_nacos.h"
 
 namespace turnpike::itest {
@@ -20,20 +20,11 @@ namespace {
 using std::chrono::seconds;
 using testing::FakeNacos;
 
-class DiscoveryNacosTest : public ::testing::Test {
+class DiscoveryNacosTest : public DiscoveryTest {
  protected:
-  static void SetUpTestSuite() {
-    a_ = StartBackend(kBackendBin, "A");
-    b_ = StartBackend(kBackendBin, "B");
-  }
-  static void TearDownTestSuite() {
-    a_.reset();
-    b_.reset();
-  }
   void SetUp() override {
     if (!FakeNacos::Available()) GTEST_SKIP() << "python3 is not installed";
-    ASSERT_NE(a_, nullptr);
-    ASSERT_NE(b_, nullptr);
+    ASSERT_NO_FATAL_FAILURE(DiscoveryTest::SetUp());
     FakeNacos::Options options;
     options.auth = "nacos:s3cret";
     ASSERT_TRUE(nacos_.Start(options)) << nacos_.error();
@@ -63,63 +54,27 @@ upstreams:
 )yaml";
   }
 
-  TurnpikeOptions Options(const std::string& nacos_section) {
-    status_port_ = FreePort();
-    TurnpikeOptions options;
-    options.worker_processes = 1;  // one round robin: exact spreads
-    options.apisix_extra =
-        "  status:\n    ip: 127.0.0.1\n    port: " + std::to_string(status_port_) + "\n";
-    options.top_extra = "discovery:\n" + nacos_section;
-    return options;
-  }
+  // `extra` is the whole nacos section (Section() with the credentials of the test).
+  std::string Discovery(const std::string& extra) const override { return extra; }
   std::string Section(const std::string& credentials = "nacos:s3cret") const {
     return "  nacos:\n    host:\n      - \"http://" + credentials +
            "@127.0.0.1:" + std::to_string(nacos_.port()) + "\"\n    fetch_interval: 1\n";
   }
 
-  void StartReady(const std::string& section) {
-    ASSERT_NO_FATAL_FAILURE(StartGateway(gw_, Routes(), Options(section)));
-    ASSERT_TRUE(WaitForPort(status_port_, seconds(5)));
-    ASSERT_TRUE(
-        PollUntil([&] { return Get(status_port_, "/status/ready").status == 200; }, seconds(10)))
-        << Get(status_port_, "/status/ready").DebugString();
-  }
-
-  // Which backends answered `n` requests to `path` (all must be 200).
-  std::map<std::string, int> Spread(const std::string& path, int n) {
-    std::map<std::string, int> seen;
-    for (int i = 0; i < n; ++i) {
-      HttpResponse r = Get(gw_.port(), path);
-      EXPECT_EQ(r.status, 200) << path << " request " << i << "\n" << r.DebugString();
-      ++seen[BackendOf(r)];
-    }
-    return seen;
-  }
+  using DiscoveryTest::StartReady;
+  void StartReady(const std::string& section) { StartReady(Routes(), Options(section)); }
   // Polls until 4 requests to `path` spread as `want` (a request that fails counts as "").
-  bool SpreadBecomes(const std::string& path, const std::map<std::string, int>& want) {
-    return PollUntil(
-        [&] {
-          std::map<std::string, int> seen;
-          for (int i = 0; i < 4; ++i) {
-            HttpResponse r = Get(gw_.port(), path);
-            ++seen[r.status == 200 ? BackendOf(r) : ""];
-          }
-          return seen == want;
-        },
-        seconds(10));
+  bool SpreadBecomes(const std::string& path, const Spreads& want) {
+    return Until(path, want, 4).has_value();
   }
 
-  static inline std::unique_ptr<Backend> a_;
-  static inline std::unique_ptr<Backend> b_;
   FakeNacos nacos_;
-  Turnpike gw_{kTurnpikeBin};
-  int status_port_ = 0;
 };
 
 TEST_F(DiscoveryNacosTest, ServesRegisteredInstancesAndFollowsTheirChanges) {
   ASSERT_TRUE(nacos_.SetInstances("web", {At(a_.get()), At(b_.get())}));
   ASSERT_NO_FATAL_FAILURE(StartReady(Section()));
-  EXPECT_EQ(Spread("/status/200", 10), (std::map<std::string, int>{{"A", 5}, {"B", 5}}));
+  EXPECT_EQ(Spread("/status/200", 10), (Spreads{{"A", 5}, {"B", 5}}));
   // Weights as Nacos gives them (floats with integral values).
   ASSERT_TRUE(nacos_.SetInstances("web", {At(a_.get(), 3.0), At(b_.get(), 1.0)}));
   EXPECT_TRUE(SpreadBecomes("/status/200", {{"A", 3}, {"B", 1}}));
@@ -149,8 +104,8 @@ TEST_F(DiscoveryNacosTest, DiscoveryArgsPickTheNamespaceAndGroup) {
   ASSERT_TRUE(nacos_.SetInstances("web", {At(a_.get())}));
   ASSERT_TRUE(nacos_.SetInstances("web", {At(b_.get())}, "dev", "G1"));
   ASSERT_NO_FATAL_FAILURE(StartReady(Section()));
-  EXPECT_EQ(Spread("/status/200", 3), (std::map<std::string, int>{{"A", 3}}));
-  EXPECT_EQ(Spread("/dev/status/200", 3), (std::map<std::string, int>{{"B", 3}}));
+  EXPECT_EQ(Spread("/status/200", 3), (Spreads{{"A", 3}}));
+  EXPECT_EQ(Spread("/dev/status/200", 3), (Spreads{{"B", 3}}));
 }
 
 TEST_F(DiscoveryNacosTest, TheRegistryGoneKeepsTheLastNodes) {
@@ -158,10 +113,8 @@ TEST_F(DiscoveryNacosTest, TheRegistryGoneKeepsTheLastNodes) {
   ASSERT_NO_FATAL_FAILURE(StartReady(Section()));
   EXPECT_EQ(Spread("/status/200", 4).size(), 2u);
   nacos_.Kill();
-  auto until = std::chrono::steady_clock::now() + seconds(4);  // several fetch intervals
-  while (std::chrono::steady_clock::now() < until) {
-    ASSERT_EQ(Spread("/status/200", 2), (std::map<std::string, int>{{"A", 1}, {"B", 1}}));
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      KeepsServing("/status/200", {{"A", 1}, {"B", 1}}, seconds(4)));  // several fetch intervals
   EXPECT_NE(gw_.Stderr().find("keeping its last nodes"), std::string::npos) << gw_.Stderr();
   // Back, registered anew (a restarted registry): followed again.
   FakeNacos::Options options;
@@ -215,24 +168,16 @@ TEST_F(DiscoveryNacosTest, BadCredentialsGive503WithoutHoldingReadiness) {
 }
 
 TEST_F(DiscoveryNacosTest, BadNacosSectionsStopTheDaemon) {
-  struct Case {
-    std::string section;
-    std::string message;
-  };
-  for (const Case& c : {
-           Case{"  nacos: {}\n", "discovery.nacos: host: is required"},
-           Case{"  nacos:\n    host: [\"tcp://127.0.0.1:8848\"]\n",
-                "discovery.nacos: host[0]: \"tcp://127.0.0.1:8848\" is not"},
-           Case{"  nacos:\n    host: [\"http://127.0.0.1:8848\"]\n    fetch_interval: 0\n",
-                "discovery.nacos: fetch_interval: must be an integer >= 1"},
-           Case{"  nacos:\n    host: [\"http://127.0.0.1:8848\"]\n    hosts: []\n",
-                "discovery.nacos: unknown field \"hosts\""},
-       }) {
-    SCOPED_TRACE(c.section);
-    Turnpike gw(kTurnpikeBin);
-    EXPECT_FALSE(gw.Start(Routes(), Options(c.section)));
-    EXPECT_NE(gw.Stderr().find(c.message), std::string::npos) << gw.Stderr();
-  }
+  ExpectBadSectionsStopTheDaemon(
+      Routes(), {
+                    {"  nacos: {}\n", "discovery.nacos: host: is required"},
+                    {"  nacos:\n    host: [\"tcp://127.0.0.1:8848\"]\n",
+                     "discovery.nacos: host[0]: \"tcp://127.0.0.1:8848\" is not"},
+                    {"  nacos:\n    host: [\"http://127.0.0.1:8848\"]\n    fetch_interval: 0\n",
+                     "discovery.nacos: fetch_interval: must be an integer >= 1"},
+                    {"  nacos:\n    host: [\"http://127.0.0.1:8848\"]\n    hosts: []\n",
+                     "discovery.nacos: unknown field \"hosts\""},
+                });
 }
 
 }  // namespace

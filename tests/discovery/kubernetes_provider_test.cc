@@ -22,6 +22,7 @@ namespace turnpike::discovery {
 namespace {
 
 using testing::FakeKubeApiServer;
+using testing::RunLoopUntil;
 using Kind = FakeKubeApiServer::Kind;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -101,23 +102,9 @@ class KubernetesProviderTest : public ::testing::Test {
     config.clusters.push_back(std::move(cluster));
     StartProvider(std::move(config));
   }
+  // Runs the loop until `done` (a 5 ms tick wakes it while the fake server's threads work).
   bool RunUntil(const std::function<bool()>& done, milliseconds limit = seconds(5)) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    uv_timer_t tick;  // wakes the loop while the fake server's threads work
-    uv_timer_init(&loop_, &tick);
-    uv_timer_start(
-        &tick, [](uv_timer_t*) {}, 5, 5);
-    bool ok = true;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ok = false;
-        break;
-      }
-      uv_run(&loop_, UV_RUN_ONCE);
-    }
-    uv_close(reinterpret_cast<uv_handle_t*>(&tick), nullptr);
-    uv_run(&loop_, UV_RUN_NOWAIT);
-    return ok;
+    return RunLoopUntil(&loop_, done, limit, milliseconds(5));
   }
   void RunFor(milliseconds d) {
     RunUntil([] { return false; }, d);

@@ -24,6 +24,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::FakeNacos;
+using testing::RunLoopUntil;
 
 class RecordingSink final : public DiscoverySink {
  public:
@@ -101,25 +102,10 @@ class NacosProviderTest : public ::testing::Test {
     provider_ = std::make_unique<NacosProvider>(config_);
     ASSERT_TRUE(provider_->Start(DiscoveryEnvironment{&sink_, &loop_}).ok());
   }
+  // Runs the loop until `done`; a 10 ms tick makes each pass return even when the provider
+  // waits for nothing (no service watched).
   bool RunUntil(const std::function<bool()>& done, milliseconds limit) {
-    // A ticking timer: UV_RUN_ONCE returns at least every 10 ms even when the provider waits
-    // for nothing (no service watched).
-    uv_timer_t tick;
-    uv_timer_init(&loop_, &tick);
-    uv_timer_start(
-        &tick, [](uv_timer_t*) {}, 10, 10);
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    bool ok = true;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ok = false;
-        break;
-      }
-      uv_run(&loop_, UV_RUN_ONCE);
-    }
-    uv_close(reinterpret_cast<uv_handle_t*>(&tick), nullptr);
-    uv_run(&loop_, UV_RUN_NOWAIT);  // the close callback, before `tick` goes out of scope
-    return ok;
+    return RunLoopUntil(&loop_, done, limit, milliseconds(10));
   }
   void RunFor(milliseconds d) {
     RunUntil([] { return false; }, d);

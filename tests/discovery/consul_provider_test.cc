@@ -21,6 +21,7 @@
 
 #include "discovery/consul_catalog.h"
 #include "discovery/consul_config.h"
+#include "discovery/describe.h"
 #include "support/fake_consul.h"
 
 namespace turnpike::discovery {
@@ -30,14 +31,6 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::FakeConsul;
-
-std::string Describe(const DiscoveredNodes& nodes) {
-  std::string out;
-  for (const DiscoveredNode& n : nodes) {
-    out += n.host + ":" + std::to_string(n.port) + " w" + std::to_string(n.weight) + "; ";
-  }
-  return out.empty() ? "(none)" : out;
-}
 
 // ---- config ----
 

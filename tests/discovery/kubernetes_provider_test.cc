@@ -15,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "discovery/describe.h"
 #include "support/fake_kube_apiserver.h"
 #include "support/files.h"
+#include "support/uv_loop.h"
 
 namespace turnpike::discovery {
 namespace {
@@ -46,15 +48,6 @@ class RecordingSink final : public DiscoverySink {
   }
   std::vector<std::pair<std::string, DiscoveredNodes>> published;
 };
-
-std::string Describe(const std::optional<DiscoveredNodes>& nodes) {
-  if (!nodes) return "(nothing published)";
-  std::string out;
-  for (const DiscoveredNode& n : *nodes) {
-    out += n.host + ":" + std::to_string(n.port) + " w" + std::to_string(n.weight) + "; ";
-  }
-  return out.empty() ? "(none)" : out;
-}
 
 DiscoveredNodes Nodes(std::initializer_list<std::pair<const char*, int>> list, int weight = 50) {
   DiscoveredNodes out;

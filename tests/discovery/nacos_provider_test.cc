@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "discovery/nacos_api.h"
+#include "discovery/describe.h"
 #include "support/fake_nacos.h"
 #include "support/net.h"
+#include "support/uv_loop.h"
 
 namespace turnpike::discovery {
 namespace {
@@ -44,15 +46,6 @@ class RecordingSink final : public DiscoverySink {
 nlohmann::json Instance(const std::string& ip, int port, nlohmann::json weight = 1.0) {
   // A null weight: the fake leaves the field out (Nacos always writes one).
   return {{"ip", ip}, {"port", port}, {"weight", weight}};
-}
-
-std::string Describe(const std::optional<DiscoveredNodes>& nodes) {
-  if (!nodes) return "(nothing published)";
-  std::string out;
-  for (const DiscoveredNode& n : *nodes) {
-    out += n.host + ":" + std::to_string(n.port) + " w" + std::to_string(n.weight) + "; ";
-  }
-  return out.empty() ? "(none)" : out;
 }
 
 ServiceRef Ref(const std::string& name, std::map<std::string, std::string> args = {}) {

@@ -29,7 +29,7 @@ services:
   - id: 1
     upstream:
       nodes: {"127.0.0.1:1980": 1}
-      checks: {passive: {type: tcp}}
+      checks: {active: {type: tcp}, passive: {type: http}}
 upstreams:
   - id: 1
     nodes: {"127.0.0.1:8001": 1}

@@ -189,13 +189,13 @@ TEST(ControlViewTest, CheckedItemsFollowV1Lua) {
   auto view = ViewOf(R"(routes:
   - id: r1
     uri: /a
-    upstream: {nodes: {"127.0.0.1:1": 1}, checks: {passive: {type: tcp}}}
+    upstream: {nodes: {"127.0.0.1:1": 1}, checks: {active: {type: tcp}, passive: {type: http}}}
   - id: r2
     uri: /b
     upstream_id: u
 services:
   - id: s1
-    upstream: {nodes: {"127.0.0.1:1": 1}, checks: {active: {type: https}}}
+    upstream: {nodes: {"127.0.0.1:1": 1}, checks: {active: {type: tcp}}}
 upstreams:
   - id: u
     nodes: {"127.0.0.1:1": 1}
@@ -207,10 +207,10 @@ upstreams:
   std::vector<ControlView::Checked> routes = view->CheckedItems(Kind::kRoutes);
   ASSERT_EQ(routes.size(), 1u) << "a route using a checked upstream_id is not itself checked";
   EXPECT_EQ(routes[0].key, "/routes/r1");
-  EXPECT_EQ(routes[0].type, "tcp");
+  EXPECT_EQ(routes[0].type, "tcp") << "active's type first";
   std::vector<ControlView::Checked> services = view->CheckedItems(Kind::kServices);
   ASSERT_EQ(services.size(), 1u);
-  EXPECT_EQ(services[0].type, "https");
+  EXPECT_EQ(services[0].type, "tcp");
   std::vector<ControlView::Checked> upstreams = view->CheckedItems(Kind::kUpstreams);
   ASSERT_EQ(upstreams.size(), 1u);
   EXPECT_EQ(upstreams[0].id, "u");

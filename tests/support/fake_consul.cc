@@ -14,6 +14,8 @@
 #include <set>
 #include <string_view>
 
+#include "support/net.h"
+
 namespace turnpike::testing {
 namespace {
 
@@ -139,23 +141,12 @@ FakeConsul::~FakeConsul() { Stop(); }
 
 bool FakeConsul::Start(int port) {
   Stop();
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int bound = 0;
+  int fd = ListenLoopback(port, &bound);
   if (fd < 0) return false;
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 64) != 0) {
-    close(fd);
-    return false;
-  }
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    port_ = ntohs(addr.sin_port);
+    port_ = bound;
     listen_fd_ = fd;
     running_ = true;
   }

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "support/net.h"
+
 namespace turnpike::testing {
 namespace {
 
@@ -232,21 +234,8 @@ FakeKubeApiServer::~FakeKubeApiServer() { Stop(); }
 
 bool FakeKubeApiServer::Start() {
   if (listen_fd_ >= 0) return true;
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = ListenLoopback(port_, &port_);
   if (fd < 0) return false;
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port_));
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 64) != 0) {
-    ::close(fd);
-    return false;
-  }
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  port_ = ntohs(addr.sin_port);
   listen_fd_ = fd;
   stop_ = false;
   accept_thread_ = std::thread([this] { AcceptLoop(); });

@@ -15,6 +15,10 @@ namespace turnpike::testing {
 // Returns 0 on failure.
 int FreePort();
 
+// A listening socket on 127.0.0.1:`port` (0: one the kernel picks), SO_REUSEADDR, backlog 64.
+// Returns the fd with `*bound_port` set, or -1.
+int ListenLoopback(int port, int* bound_port);
+
 // A port on 127.0.0.1 that refuses connections (for "dead node" upstreams): the socket is
 // bound but never listens, so connect() gets a RST and no other process can take the port
 // while this object lives. Move-only.

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string_view>
 
+#include "support/net.h"
+
 namespace turnpike::testing {
 namespace {
 
@@ -125,22 +127,8 @@ RecordingBackend::RecordingBackend(Responder responder) : responder_(std::move(r
                               "\r\n\r\n" + body};
     };
   }
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  listen_fd_ = ListenLoopback(0, &port_);
   if (listen_fd_ < 0) return;
-  int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::listen(listen_fd_, 64) != 0 ||
-      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(listen_fd_);
-    listen_fd_ = -1;
-    return;
-  }
-  port_ = ntohs(addr.sin_port);
   accept_thread_ = std::thread([this] { AcceptLoop(); });
 }
 

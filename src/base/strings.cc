@@ -22,19 +22,35 @@ inline uint64_t LowerWord(uint64_t x) {
 
 // Header names are compared on every request: eight bytes per step.
 bool EqualBytesIgnoreCase(const char* a, const char* b, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x;
-    uint64_t y;
-    std::memcpy(&x, a + i, 8);
-    std::memcpy(&y, b + i, 8);
-    if (x != y && LowerWord(x) != LowerWord(y)) return false;
+  uint64_t x;
+  uint64_t y;
+  if (n >= 8) {
+    // Whole words, then the last eight bytes (overlapping the previous word): every load is a
+    // fixed-size one, where a variable-length tail cost two memcpy calls.
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      std::memcpy(&x, a + i, 8);
+      std::memcpy(&y, b + i, 8);
+      if (x != y && LowerWord(x) != LowerWord(y)) return false;
+    }
+    std::memcpy(&x, a + n - 8, 8);
+    std::memcpy(&y, b + n - 8, 8);
+    return x == y || LowerWord(x) == LowerWord(y);
   }
-  if (i == n) return true;
-  uint64_t x = 0;
-  uint64_t y = 0;
-  std::memcpy(&x, a + i, n - i);
-  std::memcpy(&y, b + i, n - i);
+  if (n >= 4) {  // two four-byte loads, the second overlapping the first
+    uint32_t a0, a1, b0, b1;
+    std::memcpy(&a0, a, 4);
+    std::memcpy(&a1, a + n - 4, 4);
+    std::memcpy(&b0, b, 4);
+    std::memcpy(&b1, b + n - 4, 4);
+    x = uint64_t{a0} | uint64_t{a1} << 32;
+    y = uint64_t{b0} | uint64_t{b1} << 32;
+    return x == y || LowerWord(x) == LowerWord(y);
+  }
+  x = y = 0;
+  for (size_t i = 0; i < n; ++i) {
+    x = x << 8 | static_cast<unsigned char>(a[i]);
+    y = y << 8 | static_cast<unsigned char>(b[i]);
+  }
   return x == y || LowerWord(x) == LowerWord(y);
 }
 

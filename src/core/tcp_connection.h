@@ -6,7 +6,7 @@
 // upstream connections, the status server and the HTTP client do not each re-learn them:
 //   - a handle's memory may be freed only after its uv_close callback: Close() closes the
 //     socket and the timer, and Handler::OnClosed() says when both callbacks ran;
-//   - a write is first tried with uv_try_write; when everything went, the completion runs
+//   - a write is first tried on the socket (send(2)); when everything went, the completion runs
 //     inside Write() (no write request, no callback, no epoll_ctl); the rest is queued with
 //     uv_write. Nested synchronous completions (a completion that writes again, pipelined
 //     answers) are bounded, so the stack is too;
@@ -22,8 +22,8 @@
 // Cost. About 780 bytes on x86-64 Linux (uv_tcp_t 248, uv_write_t 192, LazyTimer 184, a
 // connect/shutdown request 96). Every handler call is one virtual call; nothing here allocates, on
 // any path. A warm request/response over a kept-alive connection costs one read(2) per readable
-// event and one write(2) per Write() that fits in the socket buffer. ArmTimer() moving a deadline
-// later only stores a number (core::LazyTimer).
+// event and one send(2) / sendmsg(2) per Write() that fits in the socket buffer. ArmTimer() moving
+// a deadline later only stores a number (core::LazyTimer).
 //
 // Thread rules: one loop, one thread: every method and every callback runs on the thread of
 // the loop given to Init().
@@ -38,6 +38,7 @@
 //   - OnClosed: the last call. The owner may delete itself (and this object) in it.
 #pragma once
 
+#include <sys/types.h>
 #include <uv.h>
 
 #include <cstddef>
@@ -209,6 +210,8 @@ class TcpConnection {
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp_); }
   void Rearm();  // the lazy timer at the earliest of timer_deadline_ and io_deadline_
   void WriteDone(int status);
+  void CacheFd();  // fd_ from the handle, once it has a socket
+  ssize_t TrySend(const uv_buf_t* bufs, unsigned count);
 
   static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
   static void OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
@@ -231,6 +234,7 @@ class TcpConnection {
   uint64_t io_deadline_ = 0;     // loop ms of the connect or write timeout; 0 = none
   uint64_t write_timeout_ms_ = 0;
   size_t write_queue_at_arm_ = 0;  // write_queue_size when io_deadline_ was set (progress)
+  int fd_ = -1;                    // the socket, for TrySend (-1: ask libuv)
   int8_t pending_closes_ = 0;      // handles still to close (2 after Init)
   int8_t sync_depth_ = 0;
   bool connecting_ = false;

@@ -32,6 +32,28 @@ TEST(StringsTest, EqualsIgnoreCaseFoldsOnlyAsciiLetters) {
   }
 }
 
+// Every length from 0 to 40 (the whole-word loop, the overlapping last word, the two
+// overlapping four-byte loads, the short loop), with one differing byte at each position, and
+// the strings read from inside larger buffers so that no load may reach past them.
+TEST(StringsTest, EqualsIgnoreCaseAtEveryLengthAndPosition) {
+  const std::string upper = "CONTENT-TYPE/X-FORWARDED-FOR;HOST=ABCDEFGHIJ";
+  const std::string lower = "content-type/x-forwarded-for;host=abcdefghij";
+  for (size_t n = 0; n <= 40; ++n) {
+    std::string a = "#" + upper.substr(0, n) + "#";
+    std::string b = "!" + lower.substr(0, n) + "!";
+    ASSERT_TRUE(EqualBytesIgnoreCase(a.data() + 1, b.data() + 1, n)) << n;
+    for (size_t i = 0; i < n; ++i) {
+      for (char other : {'0', '\x80', '`', '@'}) {
+        std::string c = b;
+        if (AsciiLower(c[1 + i]) == AsciiLower(other)) continue;
+        c[1 + i] = other;
+        ASSERT_FALSE(EqualBytesIgnoreCase(a.data() + 1, c.data() + 1, n)) << n << " " << i;
+        ASSERT_FALSE(EqualBytesIgnoreCase(c.data() + 1, a.data() + 1, n)) << n << " " << i;
+      }
+    }
+  }
+}
+
 TEST(StringsTest, ParsesSizesAndDurations) {
   EXPECT_EQ(ParseSize("8k"), 8192u);
   EXPECT_EQ(ParseSize("1M"), 1048576u);

@@ -8,7 +8,9 @@
 #
 # For every round, each proxy gets one wrk run (order alternates between rounds). Around each
 # run the proxy's CPU time (utime + stime from /proc/<pid>/stat: the Turnpike process, the
-# nginx worker) is sampled, giving CPU µs per request. At the end: medians and ratios.
+# nginx worker) is sampled, giving CPU µs per request, also split into user and system (kernel)
+# time. At the end: medians and ratios, and the median of each round's CPU ratio (the two runs
+# of a round are back to back, so it is the steadier figure on a busy machine).
 #
 # Usage: bench/compare.sh
 # Env:   DURATION=10s     length of each wrk run
@@ -189,7 +191,7 @@ declare -A results  # "<label> <metric>" -> space-separated values, one per roun
 # run_wrk LABEL DURATION OUTFILE: one wrk run with CPU sampling; sets the RUN_* variables.
 run_wrk() {
   local label=$1 dur=$2 out=$3 proxy=${run_proxy[$1]} scenario=${run_scenario[$1]} pids pid
-  local before after script=()
+  local before after script=() user sys
   [[ $scenario == plain ]] || script=(-s "$root/bench/wrk/$scenario.lua")
   read -r -a pids <<<"${proxy_cpu_pids[$proxy]}"
   for pid in "${pids[@]}"; do
@@ -198,20 +200,21 @@ run_wrk() {
       exit 1
     fi
   done
-  before=$(cpu_ticks "${pids[@]}")
+  read -r user sys <<<"$(cpu_ticks_split "${pids[@]}")"
   # In the background so that a signal to this script is handled at once (see the traps).
   "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
     "${proxy_url[$proxy]}" >"$out" 2>&1 &
   wrk_pid=$!
   wait "$wrk_pid" || true
   wrk_pid=
-  after=$(cpu_ticks "${pids[@]}")
+  read -r after_user after_sys <<<"$(cpu_ticks_split "${pids[@]}")"
   parse_wrk "$out" || exit 1
-  RUN_CPU_US=$(awk -v t=$((after - before)) -v hz="$clk_tck" -v n="$RUN_REQS" \
-    'BEGIN {printf "%.2f", t / hz * 1e6 / n}')
+  read -r RUN_CPU_US RUN_USER_US RUN_SYS_US < <(awk -v u=$((after_user - user)) \
+    -v s=$((after_sys - sys)) -v hz="$clk_tck" -v n="$RUN_REQS" \
+    'BEGIN {f = 1e6 / hz / n; printf "%.2f %.2f %.2f\n", (u + s) * f, u * f, s * f}')
 }
 
-row_fmt='%-22s %12s %10s %10s %14s %8s\n'
+row_fmt='%-22s %12s %10s %10s %14s %9s %9s %8s\n'
 
 echo "compare: $(nginx -v 2>&1); $(wrk -v 2>&1 | head -n1 | cut -d' ' -f1-2); ${ncpu} CPUs;" \
   "pinning: ${proxy_cpus[*]:-off}${load_cpus[*]:+ (wrk + upstream: ${load_cpus[*]})}"
@@ -235,15 +238,18 @@ for ((round = 1; round <= rounds; round++)); do
   echo
   echo "round $round/$rounds"
   # shellcheck disable=SC2059
-  printf "$row_fmt" run "req/s" "p50 ms" "p99 ms" "CPU us/req" errors
+  printf "$row_fmt" run "req/s" "p50 ms" "p99 ms" "CPU us/req" "user us" "sys us" errors
   for r in "${order[@]}"; do
     out=$work/round$round-${r//\//-}.txt
     run_wrk "$r" "$duration" "$out"
     results["$r rps"]+="$RUN_RPS "
     results["$r p99"]+="$RUN_P99 "
     results["$r cpu"]+="$RUN_CPU_US "
+    results["$r user"]+="$RUN_USER_US "
+    results["$r sys"]+="$RUN_SYS_US "
     # shellcheck disable=SC2059
-    printf "$row_fmt" "$r" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_CPU_US" "$RUN_ERRORS"
+    printf "$row_fmt" "$r" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_CPU_US" "$RUN_USER_US" \
+      "$RUN_SYS_US" "$RUN_ERRORS"
     if [[ $RUN_ERRORS != 0 ]]; then
       echo "  warning: $RUN_ERRORS errors/non-2xx responses (see $out)"
     fi
@@ -253,24 +259,36 @@ done
 echo
 echo "median of $rounds round(s)"
 # shellcheck disable=SC2059
-printf "$row_fmt" run "req/s" "" "p99 ms" "CPU us/req" ""
+printf "$row_fmt" run "req/s" "" "p99 ms" "CPU us/req" "user us" "sys us" ""
 declare -A med
 for r in "${run_list[@]}"; do
-  for m in rps p99 cpu; do
+  for m in rps p99 cpu user sys; do
     read -r -a vals <<<"${results["$r $m"]}"
     med["$r $m"]=$(median "${vals[@]}")
   done
   # shellcheck disable=SC2059
-  printf "$row_fmt" "$r" "${med["$r rps"]}" "" "${med["$r p99"]}" "${med["$r cpu"]}" ""
+  printf "$row_fmt" "$r" "${med["$r rps"]}" "" "${med["$r p99"]}" "${med["$r cpu"]}" \
+    "${med["$r user"]}" "${med["$r sys"]}" ""
 done
 
-# ratio_line NAME A B: A's medians over B's.
+# ratio_line NAME A B: A's medians over B's, then the median of the rounds' own CPU ratios and
+# the user / system parts of the CPU ratio (medians).
 ratio_line() {
+  local a b i ratios=()
+  read -r -a a <<<"${results["$2 cpu"]}"
+  read -r -a b <<<"${results["$3 cpu"]}"
+  for i in "${!a[@]}"; do
+    ratios+=("$(awk -v x="${a[i]}" -v y="${b[i]}" 'BEGIN {printf "%.4f", (y > 0 ? x / y : 0)}')")
+  done
   awk -v name="$1" -v tr="${med["$2 rps"]}" -v nr="${med["$3 rps"]}" \
     -v tp="${med["$2 p99"]}" -v np="${med["$3 p99"]}" \
-    -v tc="${med["$2 cpu"]}" -v nc="${med["$3 cpu"]}" 'BEGIN {
+    -v tc="${med["$2 cpu"]}" -v nc="${med["$3 cpu"]}" -v rr="$(median "${ratios[@]}")" \
+    -v tu="${med["$2 user"]}" -v nu="${med["$3 user"]}" \
+    -v ts="${med["$2 sys"]}" -v ns="${med["$3 sys"]}" 'BEGIN {
       printf "%-28s req/s %.2fx (higher is better)  p99 %.2fx  CPU/req %.2fx (lower is better)\n",
-        name, (nr > 0 ? tr / nr : 0), (np > 0 ? tp / np : 0), (nc > 0 ? tc / nc : 0) }'
+        name, (nr > 0 ? tr / nr : 0), (np > 0 ? tp / np : 0), (nc > 0 ? tc / nc : 0)
+      printf "%-28s CPU/req: median of the rounds\047 ratios %.2fx; user %.2fx, system %.2fx\n",
+        "", rr, (nu > 0 ? tu / nu : 0), (ns > 0 ? ts / ns : 0) }'
 }
 echo
 for s in "${scenarios[@]}"; do

@@ -123,6 +123,19 @@ cpu_ticks() {
   echo "$total"
 }
 
+# cpu_ticks_split PID...: "utime stime" (clock ticks) summed over the given processes.
+cpu_ticks_split() {
+  local user=0 sys=0 pid stat fields
+  for pid in "$@"; do
+    stat=$(<"/proc/$pid/stat")
+    stat=${stat##*) }
+    read -r -a fields <<<"$stat"
+    user=$((user + fields[11]))
+    sys=$((sys + fields[12]))
+  done
+  echo "$user $sys"
+}
+
 nginx_common() {  # nginx_common DIR: the main-context and http-context lines both nginx use
   local dir=$1
   cat <<EOF

@@ -115,5 +115,42 @@ TEST(FirstLineLengthTest, EmptyFirstLine) {
   EXPECT_EQ(FirstLineLength("\nGET"), 0u);
 }
 
+// The reference definition: the first "\n\n" or "\n\r\n" ends the head.
+size_t NaiveHeadEnd(std::string_view data) {
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (data[i] != '\n') continue;
+    if (i + 1 < data.size() && data[i + 1] == '\n') return i + 2;
+    if (i + 2 < data.size() && data[i + 1] == '\r' && data[i + 2] == '\n') return i + 3;
+  }
+  return 0;
+}
+
+// Heads long enough for the 16-byte blocks, with the terminator at every offset inside a
+// block and across two, found whole and when the buffer grows by 1..17 bytes per read.
+TEST(FindHeadEndTest, AgreesWithTheReferenceAtEveryOffsetAndGrowth) {
+  for (size_t pad = 0; pad < 40; ++pad) {
+    for (std::string_view end : {"\r\n\r\n", "\n\n", "\n\r\n"}) {
+      // Near misses first: a lone LF, "\r\r\n", "\n \n".
+      std::string head = "GET / HTTP/1.1\r\nHost: a\r\nX-Pad: " + std::string(pad, 'p') +
+                         "\r\nX-Lf: a\nb\r\r\nc\n \nd" + std::string(end);
+      std::string buf = head + "GET /next HTTP/1.1\r\n\r\n";
+      ASSERT_EQ(NaiveHeadEnd(buf), head.size()) << pad;
+      size_t scan = 0;
+      ASSERT_EQ(FindHeadEnd(buf, &scan), head.size()) << pad;
+      for (size_t step = 1; step <= 17; ++step) {
+        scan = 0;
+        size_t found = 0;
+        for (size_t len = step; found == 0; len += step) {
+          std::string_view seen(buf.data(), std::min(len, buf.size()));
+          found = FindHeadEnd(seen, &scan);
+          ASSERT_EQ(found, NaiveHeadEnd(seen)) << pad << " " << step << " " << len;
+          if (len >= buf.size()) break;
+        }
+        ASSERT_EQ(found, head.size()) << pad << " " << step;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace turnpike::http

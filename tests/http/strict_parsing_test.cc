@@ -255,6 +255,22 @@ TEST(StrictParsingTest, MalformedResponseHeadsAreRefused) {
   EXPECT_EQ(h.framing, Framing::kChunked);
 }
 
+// A bare LF anywhere in a long head (each of its bytes in turn becomes one, including the
+// first of a 16-byte block and right after a CR that ends the previous block) is refused;
+// the same head with CRLFs is taken.
+TEST(StrictParsingTest, BareLfAnywhereInAResponseHeadIsRefused) {
+  const std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Long-Header-Name: some value here\r\n"
+      "X-Another: 0123456789abcdef0123456789\r\nContent-Length: 0\r\n\r\n";
+  ASSERT_TRUE(ParseResponse(head));
+  for (size_t i = 0; i < head.size(); ++i) {
+    if (head[i] != '\r') continue;
+    std::string bad = head;
+    bad[i] = 'x';  // "x\n": the LF after it is bare
+    EXPECT_FALSE(ParseResponse(bad)) << i;
+  }
+}
+
 TEST(StrictParsingTest, ResponseChunkDataMustEndInCrlf) {
   ResponseParser parser;
   parser.Reset(false);

@@ -15,7 +15,8 @@
 #        KEYS=0         > 0: requests carry `X-Client: client-<i mod KEYS>` (1: a stable
 #                       rate-limit key; 4096: rotating keys, as APISIX PR #14141); 0: no such
 #                       header (the plain 4-header GET the earlier figures were taken with)
-#        KEEP=1         keep the callgrind outputs (callgrind_annotate them) and print where
+#        KEEP=1         keep the callgrind outputs and print where (bench/cg_report.py DIR:
+#                       per-request cost of each function or line; callgrind_annotate)
 #        PROXY=nginx    measure nginx instead (one process: master_process off), as the plain
 #                       proxy of bench/compare.sh (keep-alive upstream, the forwarding headers
 #                       APISIX sets): the reference for Turnpike's counts on this machine

@@ -1,9 +1,9 @@
 // Counts heap allocations made while a warm worker proxies requests on a keep-alive
 // connection: the steady state must not allocate at all — plain requests, requests through
-// the built-in plugins (limit-count's local counters included), a plugin using its worker
-// and request state, requests written to the access log and by file-logger, and form bodies
-// read for
-// post_arg_* routes (the body buffer comes from the worker's pool).
+// the built-in plugins (limit-count's local counters included, and its Redis policies, where
+// the C heap is counted too), a plugin using its worker and request state, requests written
+// to the access log and by file-logger, and form bodies read for post_arg_* routes (the body
+// buffer comes from the worker's pool).
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -43,6 +43,7 @@
 #include "support/alloc_counter.h"
 #include "support/files.h"
 #include "support/redis.h"
+#include "support/redis_cluster.h"
 
 namespace turnpike::proxy {
 namespace {
@@ -787,6 +788,107 @@ TEST(AllocationTest, WarmRequestsDecidedByDelayedSyncDoNotAllocate) {
 // first request asks Redis) falls inside the measurement.
 TEST(AllocationTest, WarmRequestsDecidedByDelayedSlidingSyncDoNotAllocate) {
   ExpectDelayedSyncDecidesWithoutAllocating(R"("time_window": 86400, "window_type": "sliding")");
+}
+
+// limit-count asking Redis on every request (`policy: redis` or `redis-cluster`, no
+// sync_interval): the link formats each script call into its connection's reused output
+// buffer, matches the answer in its ring of calls and builds the reply in its own storage,
+// so a warm request allocates nothing, neither through operator new nor through the C heap
+// (hiredis). `conf_fields` are the plugin's Redis and window fields; `redis` the servers
+// whose EVALSHA calls (INFO commandstats) must add up to one per measured request at least.
+// No quota headers: their values change length.
+void ExpectRedisPolicyDoesNotAllocate(const std::string& conf_fields,
+                                      const std::vector<turnpike::testing::RedisServer*>& redis) {
+  Origin origin;
+  ASSERT_TRUE(origin.ok());
+  PluginRegistry registry;
+  registry.Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
+
+  auto gateway = OneWorkerGateway();
+  std::string conf = R"({"count": 1000000000, "key": "$remote_addr",
+      "key_type": "var_combination", "show_limit_quota_header": false, )" +
+                     conf_fields + "}";
+  config::RoutesConfig routes = OriginRoutes(origin.port(), {Spec("limit-count", conf.c_str())});
+  BuildReport report;
+  SnapshotConstSharedPtr snap =
+      BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry}, &report);
+  ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
+
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  Worker& worker = serving.worker;
+  worker.Start(snap);
+
+  int fd = ConnectTo(serving.port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  // The counter works: the warm-up connects to Redis (hiredis's context is malloc'd).
+  uint64_t cold = turnpike::testing::MallocCalls();
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << i;
+  EXPECT_GT(turnpike::testing::MallocCalls() - cold, 0u);
+  uint64_t news = turnpike::testing::TotalAllocations();
+  uint64_t mallocs = turnpike::testing::MallocCalls();
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << "request " << i;
+  }
+  news = turnpike::testing::TotalAllocations() - news;
+  mallocs = turnpike::testing::MallocCalls() - mallocs;
+  EXPECT_EQ(news, 0u) << "operator new calls over " << kRequests << " warm requests";
+  EXPECT_EQ(mallocs, 0u) << "malloc calls over " << kRequests << " warm requests";
+
+  // Every request asked Redis (not a local decision): the script calls add up.
+  uint64_t scripts = 0;
+  for (turnpike::testing::RedisServer* server : redis) {
+    std::string info = server->Command({"INFO", "commandstats"});
+    size_t at = info.find("cmdstat_evalsha:calls=");
+    if (at != std::string::npos) scripts += std::stoull(info.substr(at + 22));
+  }
+  EXPECT_GE(scripts, static_cast<uint64_t>(kRequests));
+
+  close(fd);
+  worker.Drain();
+  worker.Join();
+}
+
+TEST(AllocationTest, WarmRequestsThroughRedisPolicyDoNotAllocate) {
+  if (!turnpike::testing::RedisServer::Available()) GTEST_SKIP() << "no redis-server";
+  turnpike::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start()) << redis.error();
+  ExpectRedisPolicyDoesNotAllocate(R"("time_window": 60, "policy": "redis",
+      "redis_host": "127.0.0.1", "redis_port": )" +
+                                       std::to_string(redis.port()),
+                                   {&redis});
+}
+
+// Two counters per request (the current and the previous window's): one script call with
+// both keys. A day's window: no boundary inside the measurement.
+TEST(AllocationTest, WarmRequestsThroughRedisSlidingPolicyDoNotAllocate) {
+  if (!turnpike::testing::RedisServer::Available()) GTEST_SKIP() << "no redis-server";
+  turnpike::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start()) << redis.error();
+  ExpectRedisPolicyDoesNotAllocate(R"("time_window": 86400, "window_type": "sliding",
+      "policy": "redis", "redis_host": "127.0.0.1", "redis_port": )" +
+                                       std::to_string(redis.port()),
+                                   {&redis});
+}
+
+// Three masters: CRC16 of the key, the slot table, the master's link (the cluster layer's
+// call slots are reused).
+TEST(AllocationTest, WarmRequestsThroughRedisClusterPolicyDoNotAllocate) {
+  if (!turnpike::testing::RedisServer::Available()) GTEST_SKIP() << "no redis-server";
+  turnpike::testing::RedisCluster cluster;
+  ASSERT_TRUE(cluster.Start()) << cluster.error();
+  std::string nodes;
+  std::vector<turnpike::testing::RedisServer*> servers;
+  for (int i = 0; i < cluster.size(); ++i) {
+    nodes += (i == 0 ? "\"" : ", \"") + std::string("127.0.0.1:") +
+             std::to_string(cluster.port(i)) + "\"";
+    servers.push_back(&cluster.node(i));
+  }
+  ExpectRedisPolicyDoesNotAllocate(R"("time_window": 60, "policy": "redis-cluster",
+      "redis_cluster_name": "test", "redis_cluster_nodes": [)" +
+                                       nodes + "]",
+                                   servers);
 }
 
 // Worker and request state used on every request: found by the hooks, no allocation.

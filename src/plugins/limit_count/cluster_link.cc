@@ -280,7 +280,8 @@ void ClusterLink::AskNextForSlots() {
 
 void ClusterLink::OnSlots(const redisReply* reply, uint16_t asked) {
   // [[start, end, [host, port, id, ...], replicas...], ...]; only masters are used.
-  std::vector<uint16_t> map(kClusterSlots, kNoNode);
+  std::vector<uint16_t>& map = next_map_;  // its capacity is kept from the last refresh
+  map.assign(kClusterSlots, kNoNode);
   size_t ranges = 0;
   for (size_t i = 0; i < reply->elements; ++i) {
     const redisReply* r = reply->element[i];
@@ -310,7 +311,7 @@ void ClusterLink::OnSlots(const redisReply* reply, uint16_t asked) {
     AskNextForSlots();
     return;
   }
-  map_ = std::move(map);
+  map_.swap(map);
   fallback_ = asked;
   refreshing_ = false;
   ++refreshes_;

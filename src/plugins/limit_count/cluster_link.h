@@ -20,9 +20,9 @@
 //
 // Cost of a call: CRC16 of the key, one slot-table lookup, one RedisLink call on the
 // master's connection (pipelined with the worker's other calls to that master), and a slot
-// of the call table, reused (the cluster layer allocates nothing once warm; the RedisLink
-// and hiredis under it cost what they cost the `redis` policy: hiredis formats and queues
-// each command in its own buffers).
+// of the call table, reused: nothing is allocated once warm, here or in the RedisLink
+// (which costs what it costs the `redis` policy). A refresh of the map reuses the map
+// it replaced.
 //
 // During a MOVED storm (a resharding) every call in flight to a moved slot comes back once
 // with MOVED and is re-sent to the new owner, and calls made after the first MOVED of a slot
@@ -138,11 +138,12 @@ class ClusterLink final : public RedisStore, private RedisWaiter {
   int64_t Now() const;
 
   uv_loop_s* loop_;
-  RedisConfig config_;         // per node, with the node's host and port
-  std::vector<Node> nodes_;    // the seeds, then the nodes learnt; never shrinks
-  std::vector<uint16_t> map_;  // slot -> node (kNoNode: not known yet)
-  uint16_t fallback_ = 0;      // where an unknown slot goes: the last node that answered
-  std::deque<Call> calls_;     // by id; references stay valid as it grows
+  RedisConfig config_;              // per node, with the node's host and port
+  std::vector<Node> nodes_;         // the seeds, then the nodes learnt; never shrinks
+  std::vector<uint16_t> map_;       // slot -> node (kNoNode: not known yet)
+  std::vector<uint16_t> next_map_;  // the map a refresh builds, then swaps in
+  uint16_t fallback_ = 0;           // where an unknown slot goes: the last node that answered
+  std::deque<Call> calls_;          // by id; references stay valid as it grows
   std::vector<uint32_t> free_;
   bool refreshing_ = false;
   size_t refresh_next_ = 0;                  // the node to ask next

@@ -1,14 +1,18 @@
 #include "plugins/limit_count/redis_link.h"
 
+#include <errno.h>
 #include <hiredis/adapters/libuv.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <initializer_list>
+#include <new>
 
 namespace turnpike::plugins::limit_count {
 namespace {
@@ -65,8 +69,8 @@ std::string_view Decimal(uint64_t v, std::array<char, 24>* buf) {
   return std::string_view(buf->data(), static_cast<size_t>(p - buf->data()));
 }
 
-// hiredis's argv call, from views (nothing is copied before hiredis formats the command).
-// False when hiredis refused it (the context is failing).
+// hiredis's argv call on a sentinel's async connection, from views. False when hiredis
+// refused it (the context is failing).
 bool Command(redisAsyncContext* c, redisCallbackFn* fn, void* privdata,
              std::initializer_list<std::string_view> args) {
   constexpr size_t kMaxArgs = 10;
@@ -81,9 +85,110 @@ bool Command(redisAsyncContext* c, redisCallbackFn* fn, void* privdata,
   return redisAsyncCommandArgv(c, fn, privdata, static_cast<int>(n), argv, lens) == REDIS_OK;
 }
 
+// RESP: "*<n>\r\n" then "$<len>\r\n<arg>\r\n" per argument.
+void AppendCount(char kind, size_t n, std::string* out) {
+  std::array<char, 24> digits;
+  out->push_back(kind);
+  out->append(Decimal(n, &digits));
+  out->append("\r\n", 2);
+}
+
+void AppendArg(std::string_view arg, std::string* out) {
+  AppendCount('$', arg.size(), out);
+  out->append(arg);
+  out->append("\r\n", 2);
+}
+
 }  // namespace
 
-RedisLink::RedisLink(uv_loop_s* loop, const RedisConfig& config) : loop_(loop), config_(config) {
+// ---------------------------------------------------------------- reply storage
+
+void* RedisReplyStorage::Alloc(size_t size) {
+  constexpr size_t kAlign = alignof(redisReply);
+  size = (size + kAlign - 1) / kAlign * kAlign;
+  while (block_ < blocks_.size()) {
+    Block& b = blocks_[block_];
+    if (b.size - used_ >= size) {
+      void* p = b.bytes.get() + used_;
+      used_ += size;
+      std::memset(p, 0, size);
+      return p;
+    }
+    ++block_;
+    used_ = 0;
+  }
+  // No block left has room (a reply larger than any before: CLUSTER SLOTS of a big
+  // cluster, a long error): one more block, kept.
+  Block b;
+  b.size = std::max(kBlockSize, size);
+  b.bytes.reset(new unsigned char[b.size]);
+  blocks_.push_back(std::move(b));
+  block_ = blocks_.size() - 1;
+  used_ = size;
+  std::memset(blocks_.back().bytes.get(), 0, size);
+  return blocks_.back().bytes.get();
+}
+
+namespace {
+
+// The parser's object functions (hiredis read.h), building redisReply trees in the link's
+// ReplyStorage (the read task's privdata): the same shapes hiredis's own functions build,
+// strings NUL-terminated, nothing to free.
+redisReply* NewObject(const redisReadTask* task, int type) {
+  auto* storage = static_cast<RedisReplyStorage*>(task->privdata);
+  auto* r = new (storage->Alloc(sizeof(redisReply))) redisReply{};
+  r->type = type;
+  if (task->parent != nullptr) {
+    auto* parent = static_cast<redisReply*>(task->parent->obj);
+    parent->element[task->idx] = r;
+  }
+  return r;
+}
+
+void* CreateString(const redisReadTask* task, char* str, size_t len) {
+  redisReply* r = NewObject(task, task->type);
+  auto* storage = static_cast<RedisReplyStorage*>(task->privdata);
+  auto* copy = static_cast<char*>(storage->Alloc(len + 1));  // zeroed: NUL-terminated
+  std::memcpy(copy, str, len);
+  r->str = copy;
+  r->len = len;
+  return r;
+}
+
+void* CreateArray(const redisReadTask* task, int elements) {
+  redisReply* r = NewObject(task, REDIS_REPLY_ARRAY);
+  if (elements > 0) {
+    auto* storage = static_cast<RedisReplyStorage*>(task->privdata);
+    r->element = static_cast<redisReply**>(
+        storage->Alloc(sizeof(redisReply*) * static_cast<size_t>(elements)));
+  }
+  r->elements = static_cast<size_t>(elements);
+  return r;
+}
+
+void* CreateInteger(const redisReadTask* task, long long value) {
+  redisReply* r = NewObject(task, REDIS_REPLY_INTEGER);
+  r->integer = value;
+  return r;
+}
+
+void* CreateNil(const redisReadTask* task) { return NewObject(task, REDIS_REPLY_NIL); }
+
+void FreeObject(void* /*reply*/) {}  // the storage is reused
+
+redisReplyObjectFunctions kStorageFunctions = {CreateString, CreateArray, CreateInteger, CreateNil,
+                                               FreeObject};
+
+// What the poll handle carries: the link while the connection is its own; the context is
+// freed with the handle (uv_close's callback) once the link let it go.
+struct PollData {
+  RedisLink* link;
+  redisContext* ctx;
+};
+
+}  // namespace
+
+RedisLink::RedisLink(uv_loop_t* loop, const RedisConfig& config) : loop_(loop), config_(config) {
   timer_ = new uv_timer_t;
   uv_timer_init(loop_, timer_);
   timer_->data = this;
@@ -100,26 +205,38 @@ RedisLink::~RedisLink() {
 
 // ---------------------------------------------------------------- the ring of calls
 
-void RedisLink::Push(Pending p) {
+RedisLink::Pending& RedisLink::Reserve() {
   if (count_ == ring_.size()) {  // grow, keeping the order
     std::vector<Pending> bigger(ring_.size() * 2);
     for (size_t i = 0; i < count_; ++i) bigger[i] = std::move(ring_[(head_ + i) % ring_.size()]);
     ring_ = std::move(bigger);
     head_ = 0;
   }
-  int64_t due = p.deadline_ms;
-  ring_[(head_ + count_) % ring_.size()] = std::move(p);
+  return ring_[(head_ + count_) % ring_.size()];
+}
+
+void RedisLink::Commit(int64_t due) {
   ++count_;
   ArmTimerFor(due);
 }
 
-RedisLink::Pending RedisLink::Pop() {
-  Pending p = std::move(ring_[head_]);
+void RedisLink::PopFront() {
   head_ = (head_ + 1) % ring_.size();
   --count_;
-  return p;
 }
 
+RedisLink::ScriptCall RedisLink::ScriptOf(const Pending& p) {
+  ScriptCall call;
+  call.script = p.script;
+  call.key = p.key;
+  call.previous = p.previous;
+  call.previous_count = p.previous_count;
+  call.window_s = p.window_s;
+  call.cost = p.cost;
+  call.limit = p.limit;
+  call.left_ms = p.left_ms;
+  return call;
+}
 // Answers do not stop the timer: it may fire before the earliest deadline left, and then
 // re-arms for it. A reply costs no timer call; a wake-up costs a scan of the calls in flight.
 void RedisLink::ArmTimerFor(int64_t due) {
@@ -181,22 +298,34 @@ RedisLink::Readiness RedisLink::EnsureConnected() {
 
 void RedisLink::ConnectTo(const std::string& host, int port) {
   int64_t now = static_cast<int64_t>(uv_now(loop_));
-  redisAsyncContext* c = redisAsyncConnect(host.c_str(), port);
-  if (c == nullptr || c->err != 0 || redisLibuvAttach(c, loop_) != REDIS_OK) {
-    if (c != nullptr) redisAsyncFree(c);
+  redisContext* c = redisConnectNonBlock(host.c_str(), port);
+  auto* poll = new uv_poll_t;
+  if (c == nullptr || c->err != 0 || uv_poll_init(loop_, poll, c->fd) != 0) {
+    delete poll;
+    if (c != nullptr) redisFree(c);
     backoff_ms_ = std::min(kMaxBackoffMs, std::max(kMinBackoffMs, backoff_ms_ * 2));
     retry_at_ms_ = now + backoff_ms_;
     return;
   }
-  c->data = this;
-  redisAsyncSetConnectCallback(c, OnConnect);
-  redisAsyncSetDisconnectCallback(c, OnDisconnect);
+  c->reader->fn = &kStorageFunctions;
+  c->reader->privdata = &replies_;
+  poll->data = new PollData{this, c};
   ctx_ = c;
+  poll_ = poll;
+  connected_ = false;
+  writing_ = false;
+  out_.clear();
+  out_sent_ = 0;
+  replies_.Clear();
+  WatchWrites();  // the connect completes when the socket is writable
   for (std::string& sha : shas_) sha.clear();
   // Calls that waited for the address go after the link's own, in their order.
   std::vector<Pending> waiting;
-  while (count_ > 0) waiting.push_back(Pop());
-  // Queued by hiredis until the connect completes; their answers come first.
+  while (count_ > 0) {
+    waiting.push_back(std::move(ring_[head_]));
+    PopFront();
+  }
+  // Written once the connect completes; their answers come first.
   if (!config_.password.empty()) {
     if (config_.username.empty()) {
       SendInternal({"AUTH", config_.password});
@@ -204,19 +333,107 @@ void RedisLink::ConnectTo(const std::string& host, int port) {
       SendInternal({"AUTH", config_.username, config_.password});
     }
   }
-  if (config_.database != 0 && ctx_ != nullptr) {
+  if (config_.database != 0) {
     std::array<char, 24> db;
     SendInternal({"SELECT", Decimal(static_cast<uint64_t>(config_.database), &db)});
   }
-  for (size_t i = 0; i < kScripts.size() && ctx_ != nullptr; ++i) {
+  for (size_t i = 0; i < kScripts.size(); ++i) {
     SendInternal({"SCRIPT", "LOAD", kScripts[i]}, static_cast<Script>(i));
   }
-  for (Pending& p : waiting) {
-    if (ctx_ == nullptr) {
-      if (p.waiter != nullptr) p.waiter->OnRedisReply(nullptr, "cannot send to Redis", p.token);
-      continue;
+  for (Pending& p : waiting) SendScript(ScriptOf(p), p.waiter, p.token, p.deadline_ms, true);
+}
+
+void RedisLink::CloseConnection() {
+  if (ctx_ == nullptr) return;
+  // The context is freed with the handle, on a later turn of the loop: a reply being handled
+  // now (this may run inside Dispatch) keeps its parser until then.
+  static_cast<PollData*>(poll_->data)->link = nullptr;
+  uv_close(reinterpret_cast<uv_handle_t*>(poll_), [](uv_handle_t* h) {
+    auto* data = static_cast<PollData*>(h->data);
+    redisFree(data->ctx);  // closes the socket (uv_close stopped watching it)
+    delete data;
+    delete reinterpret_cast<uv_poll_t*>(h);
+  });
+  ctx_ = nullptr;
+  poll_ = nullptr;
+  connected_ = false;
+  writing_ = false;
+  out_.clear();
+  out_sent_ = 0;
+}
+
+void RedisLink::WatchWrites() {
+  if (writing_ || ctx_ == nullptr) return;
+  writing_ = true;
+  uv_poll_start(poll_, connected_ ? UV_READABLE | UV_WRITABLE : UV_WRITABLE, OnPoll);
+}
+
+void RedisLink::OnPoll(uv_poll_t* poll, int status, int events) {
+  RedisLink* self = static_cast<PollData*>(poll->data)->link;
+  if (self == nullptr || self->poll_ != poll) return;
+  if (status < 0) {
+    self->Reset("connection lost");
+    return;
+  }
+  if ((events & UV_READABLE) != 0) {
+    self->OnReadable();
+    if (self->poll_ != poll) return;  // reset while answering
+  }
+  if ((events & UV_WRITABLE) != 0) self->OnWritable();
+}
+
+void RedisLink::OnWritable() {
+  if (!connected_) {
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (getsockopt(ctx_->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    if (err == EINPROGRESS) return;
+    if (err != 0) {
+      char buf[128];
+      Reset(strerror_r(err, buf, sizeof(buf)));  // the calls queued on it fail here
+      return;
     }
-    Send(std::move(p), /*eval=*/true);
+    connected_ = true;
+    backoff_ms_ = 0;
+  }
+  if (out_sent_ < out_.size()) {
+    ssize_t n;
+    do {
+      n = send(ctx_->fd, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      Reset("connection lost");
+      return;
+    }
+    out_sent_ += static_cast<size_t>(n);
+  }
+  if (out_sent_ == out_.size()) {  // all written: the buffer is reused from its start
+    out_.clear();
+    out_sent_ = 0;
+    writing_ = false;
+    uv_poll_start(poll_, UV_READABLE, OnPoll);
+  } else {
+    uv_poll_start(poll_, UV_READABLE | UV_WRITABLE, OnPoll);
+  }
+}
+
+void RedisLink::OnReadable() {
+  redisContext* c = ctx_;
+  if (redisBufferRead(c) != REDIS_OK) {  // closed by the server, or a socket error
+    Reset("connection lost");
+    return;
+  }
+  for (;;) {
+    void* reply = nullptr;
+    if (redisReaderGetReply(c->reader, &reply) != REDIS_OK) {  // not RESP
+      Reset("connection lost");
+      return;
+    }
+    if (reply == nullptr) return;  // the rest has not come yet
+    Dispatch(static_cast<const redisReply*>(reply));
+    replies_.Clear();
+    if (ctx_ != c) return;  // reset while answering
   }
 }
 
@@ -284,39 +501,17 @@ void RedisLink::OnSentinelReply(redisAsyncContext* c, void* r, void* privdata) {
   self->ArmTimer();
 }
 
-void RedisLink::OnConnect(const redisAsyncContext* c, int status) {
-  auto* self = static_cast<RedisLink*>(c->data);
-  if (self == nullptr || self->ctx_ != c) return;
-  if (status != REDIS_OK) {
-    // hiredis frees the context after this callback; the calls queued on it fail here.
-    self->ctx_ = nullptr;
-    self->Reset(c->errstr[0] != '\0' ? c->errstr : "connect failed");
-    return;
-  }
-  self->backoff_ms_ = 0;
-}
-
-void RedisLink::OnDisconnect(const redisAsyncContext* c, int /*status*/) {
-  auto* self = static_cast<RedisLink*>(c->data);
-  if (self == nullptr || self->ctx_ != c) return;
-  self->ctx_ = nullptr;  // hiredis frees it
-  self->Reset("connection lost");
-}
-
 void RedisLink::Reset(std::string_view error) {
   DropSentinel();
-  if (ctx_ != nullptr) {
-    redisAsyncContext* c = ctx_;
-    ctx_ = nullptr;
-    c->data = nullptr;
-    redisAsyncFree(c);  // its callbacks see data == nullptr and do nothing
-  }
+  CloseConnection();
   int64_t now = static_cast<int64_t>(uv_now(loop_));
   backoff_ms_ = std::min(kMaxBackoffMs, std::max(kMinBackoffMs, backoff_ms_ * 2));
   retry_at_ms_ = now + backoff_ms_;
   while (count_ > 0) {
-    Pending p = Pop();
-    if (p.waiter != nullptr) p.waiter->OnRedisReply(nullptr, error, p.token);
+    Waiter* waiter = ring_[head_].waiter;
+    uint64_t token = ring_[head_].token;
+    PopFront();
+    if (waiter != nullptr) waiter->OnRedisReply(nullptr, error, token);
   }
   uv_timer_stop(timer_);
   timer_due_ = INT64_MAX;
@@ -324,17 +519,45 @@ void RedisLink::Reset(std::string_view error) {
 
 // ---------------------------------------------------------------- calls
 
+void RedisLink::Append(std::initializer_list<std::string_view> args) {
+  AppendCount('*', args.size(), &out_);
+  for (std::string_view a : args) AppendArg(a, &out_);
+  WatchWrites();
+}
+
+void RedisLink::AppendScript(const Pending& p, bool eval) {
+  std::array<char, 24> window;
+  std::array<char, 24> cost;
+  auto script = static_cast<size_t>(p.script);
+  std::string_view body = eval ? kScripts[script] : std::string_view(shas_[script]);
+  std::string_view verb = eval ? "EVAL" : "EVALSHA";
+  if (p.script == Script::kFixed) {
+    Append({verb, body, "1", p.key, Decimal(p.window_s, &window), Decimal(p.cost, &cost)});
+    return;
+  }
+  std::array<char, 24> limit;
+  std::array<char, 24> left;
+  if (p.previous_count < 0) {  // one server: both counters in the script
+    Append({verb, body, "2", p.key, p.previous, Decimal(p.cost, &cost), Decimal(p.limit, &limit),
+            Decimal(p.window_s, &window), Decimal(p.left_ms, &left)});
+  } else {  // a cluster: the previous count was read from its own slot
+    std::array<char, 24> previous;
+    Append({verb, body, "1", p.key, Decimal(p.cost, &cost), Decimal(p.limit, &limit),
+            Decimal(p.window_s, &window), Decimal(p.left_ms, &left),
+            Decimal(static_cast<uint64_t>(p.previous_count), &previous)});
+  }
+}
+
 void RedisLink::SendInternal(std::initializer_list<std::string_view> args, Script loads) {
-  Pending p;
+  Pending& p = Reserve();
   p.kind = Kind::kInternal;
   p.script = loads;
   p.sent = true;
+  p.waiter = nullptr;
+  p.token = 0;
   p.deadline_ms = static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
-  if (!Command(ctx_, OnReply, this, args)) {
-    Reset("cannot send to Redis");
-    return;
-  }
-  Push(std::move(p));
+  Append(args);
+  Commit(p.deadline_ms);
 }
 
 void RedisLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t cost,
@@ -344,12 +567,12 @@ void RedisLink::IncrementFixed(std::string_view key, uint64_t window_s, uint64_t
 
 void RedisLink::IncrementFixedBy(std::string_view key, uint64_t window_s, uint64_t cost,
                                  Waiter* waiter, uint64_t token, int64_t deadline_ms, bool asking) {
-  Pending p;
-  p.script = Script::kFixed;
-  p.key.assign(key);
-  p.window_s = window_s;
-  p.cost = cost;
-  Submit(std::move(p), waiter, token, deadline_ms, asking);
+  ScriptCall call;
+  call.script = Script::kFixed;
+  call.key = key;
+  call.window_s = window_s;
+  call.cost = cost;
+  Submit(call, waiter, token, deadline_ms, asking);
 }
 
 void RedisLink::IncrementSliding(const SlidingCall& call, Waiter* waiter, uint64_t token) {
@@ -358,43 +581,68 @@ void RedisLink::IncrementSliding(const SlidingCall& call, Waiter* waiter, uint64
 
 void RedisLink::IncrementSlidingBy(const SlidingCall& call, int64_t previous_count, Waiter* waiter,
                                    uint64_t token, int64_t deadline_ms, bool asking) {
-  Pending p;
-  p.script = Script::kSliding;
-  p.key.assign(call.current);
-  if (previous_count < 0) p.previous.assign(call.previous);
-  p.previous_count = previous_count;
-  p.window_s = call.window_s;
-  p.cost = call.cost;
-  p.limit = call.limit;
-  p.left_ms = call.left_ms;
-  Submit(std::move(p), waiter, token, deadline_ms, asking);
+  ScriptCall s;
+  s.script = Script::kSliding;
+  s.key = call.current;
+  if (previous_count < 0) s.previous = call.previous;
+  s.previous_count = previous_count;
+  s.window_s = call.window_s;
+  s.cost = call.cost;
+  s.limit = call.limit;
+  s.left_ms = call.left_ms;
+  Submit(s, waiter, token, deadline_ms, asking);
 }
 
-void RedisLink::Submit(Pending p, Waiter* waiter, uint64_t token, int64_t deadline_ms,
+void RedisLink::Submit(const ScriptCall& call, Waiter* waiter, uint64_t token, int64_t deadline_ms,
                        bool asking) {
   Readiness r = EnsureConnected();
   if (r == Readiness::kDown) {
     waiter->OnRedisReply(nullptr, "Redis unreachable", token);
     return;
   }
-  p.waiter = waiter;
-  p.token = token;
-  p.deadline_ms =
-      deadline_ms != 0 ? deadline_ms : static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
+  if (deadline_ms == 0) deadline_ms = static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
   if (r == Readiness::kWaiting) {
-    Push(std::move(p));  // sent once the master's address is known (ConnectTo)
+    // Sent once the master's address is known (ConnectTo).
+    Pending& p = Reserve();
+    p.kind = Kind::kScript;
+    p.script = call.script;
+    p.sent = false;
+    p.waiter = waiter;
+    p.token = token;
+    p.deadline_ms = deadline_ms;
+    p.key.assign(call.key);
+    p.previous.assign(call.previous);
+    p.previous_count = call.previous_count;
+    p.window_s = call.window_s;
+    p.cost = call.cost;
+    p.limit = call.limit;
+    p.left_ms = call.left_ms;
+    Commit(deadline_ms);
     return;
   }
-  if (asking) {
-    // Valid for the next command on this connection only: hiredis keeps the two together.
-    SendInternal({"ASKING"});
-    if (ctx_ == nullptr) {
-      waiter->OnRedisReply(nullptr, "cannot send to Redis", token);
-      return;
-    }
-  }
-  bool eval = shas_[static_cast<size_t>(p.script)].empty();
-  Send(std::move(p), eval);
+  // Valid for the next command on this connection only: the two go out together.
+  if (asking) SendInternal({"ASKING"});
+  SendScript(call, waiter, token, deadline_ms, shas_[static_cast<size_t>(call.script)].empty());
+}
+
+void RedisLink::SendScript(const ScriptCall& call, Waiter* waiter, uint64_t token,
+                           int64_t deadline_ms, bool eval) {
+  Pending& p = Reserve();
+  p.kind = Kind::kScript;
+  p.script = call.script;
+  p.sent = true;
+  p.waiter = waiter;
+  p.token = token;
+  p.deadline_ms = deadline_ms;
+  p.key.assign(call.key);  // the slot's capacity, kept from its last use
+  p.previous.assign(call.previous);
+  p.previous_count = call.previous_count;
+  p.window_s = call.window_s;
+  p.cost = call.cost;
+  p.limit = call.limit;
+  p.left_ms = call.left_ms;
+  AppendScript(p, eval);
+  Commit(deadline_ms);
 }
 
 void RedisLink::Query(std::initializer_list<std::string_view> args, Waiter* waiter, uint64_t token,
@@ -403,100 +651,54 @@ void RedisLink::Query(std::initializer_list<std::string_view> args, Waiter* wait
     waiter->OnRedisReply(nullptr, "Redis unreachable", token);
     return;
   }
-  if (asking) {
-    SendInternal({"ASKING"});
-    if (ctx_ == nullptr) {
-      waiter->OnRedisReply(nullptr, "cannot send to Redis", token);
-      return;
-    }
-  }
-  Pending p;
+  if (asking) SendInternal({"ASKING"});
+  Pending& p = Reserve();
   p.kind = Kind::kQuery;
   p.sent = true;
   p.waiter = waiter;
   p.token = token;
   p.deadline_ms = deadline_ms;
-  if (!Command(ctx_, OnReply, this, args)) {
-    Reset("cannot send to Redis");
-    waiter->OnRedisReply(nullptr, "cannot send to Redis", token);
-    return;
-  }
-  Push(std::move(p));
+  Append(args);
+  Commit(deadline_ms);
 }
 
-void RedisLink::Send(Pending p, bool eval) {
-  std::array<char, 24> window;
-  std::array<char, 24> cost;
-  p.sent = true;
-  auto script = static_cast<size_t>(p.script);
-  std::string_view body = eval ? kScripts[script] : std::string_view(shas_[script]);
-  bool sent;
-  if (p.script == Script::kFixed) {
-    sent = Command(ctx_, OnReply, this,
-                   {eval ? "EVAL" : "EVALSHA", body, "1", p.key, Decimal(p.window_s, &window),
-                    Decimal(p.cost, &cost)});
-  } else {
-    std::array<char, 24> limit;
-    std::array<char, 24> left;
-    std::array<char, 24> previous;
-    if (p.previous_count < 0) {  // one server: both counters in the script
-      sent = Command(
-          ctx_, OnReply, this,
-          {eval ? "EVAL" : "EVALSHA", body, "2", p.key, p.previous, Decimal(p.cost, &cost),
-           Decimal(p.limit, &limit), Decimal(p.window_s, &window), Decimal(p.left_ms, &left)});
-    } else {  // a cluster: the previous count was read from its own slot
-      sent = Command(
-          ctx_, OnReply, this,
-          {eval ? "EVAL" : "EVALSHA", body, "1", p.key, Decimal(p.cost, &cost),
-           Decimal(p.limit, &limit), Decimal(p.window_s, &window), Decimal(p.left_ms, &left),
-           Decimal(static_cast<uint64_t>(p.previous_count), &previous)});
-    }
-  }
-  if (!sent) {
-    Waiter* w = p.waiter;
-    uint64_t token = p.token;
-    Reset("cannot send to Redis");
-    if (w != nullptr) w->OnRedisReply(nullptr, "cannot send to Redis", token);
-    return;
-  }
-  Push(std::move(p));
-}
-
-void RedisLink::OnReply(redisAsyncContext* c, void* r, void* privdata) {
-  auto* self = static_cast<RedisLink*>(privdata);
-  if (c->data == nullptr || self->ctx_ != c || self->count_ == 0) return;  // reset already
-  if (!self->ring_[self->head_].sent) return;  // cannot happen: unsent calls follow sent ones
-  auto* reply = static_cast<redisReply*>(r);
-  Pending p = self->Pop();
-  if (p.kind == Kind::kInternal) {
+void RedisLink::Dispatch(const redisReply* reply) {
+  if (count_ == 0) return;         // nothing asked: nobody to answer
+  if (!ring_[head_].sent) return;  // cannot happen: unsent calls follow sent ones
+  Pending& front = ring_[head_];
+  if (front.kind == Kind::kInternal) {
     // The link's own calls: SCRIPT LOAD gives the SHA for EVALSHA; a failed AUTH, SELECT or
     // ASKING leaves the connection unusable.
-    if (reply == nullptr) return;
+    Script loads = front.script;
+    PopFront();
     if (reply->type == REDIS_REPLY_ERROR) {
-      std::string error(reply->str, reply->len);
-      self->Reset(error);
+      Reset(std::string_view(reply->str, reply->len));
       return;
     }
     if (reply->type == REDIS_REPLY_STRING && reply->len == 40) {
-      self->shas_[static_cast<size_t>(p.script)].assign(reply->str, reply->len);
+      shas_[static_cast<size_t>(loads)].assign(reply->str, reply->len);
     }
     return;
   }
-  if (p.waiter == nullptr) return;  // forgotten
-  if (reply == nullptr) {
-    p.waiter->OnRedisReply(nullptr, "connection lost", p.token);
+  if (front.waiter == nullptr) {  // forgotten
+    PopFront();
     return;
   }
-  if (p.kind == Kind::kScript && reply->type == REDIS_REPLY_ERROR &&
+  if (front.kind == Kind::kScript && reply->type == REDIS_REPLY_ERROR &&
       std::string_view(reply->str, reply->len).starts_with("NOSCRIPT")) {
     // The server lost the script (SCRIPT FLUSH, a restart behind a proxy): send it whole.
+    Pending p = std::move(front);
+    PopFront();
     auto script = static_cast<size_t>(p.script);
-    self->shas_[script].clear();
-    self->SendInternal({"SCRIPT", "LOAD", kScripts[script]}, p.script);
-    if (self->ctx_ != nullptr) self->Send(std::move(p), /*eval=*/true);
+    shas_[script].clear();
+    SendInternal({"SCRIPT", "LOAD", kScripts[script]}, p.script);
+    SendScript(ScriptOf(p), p.waiter, p.token, p.deadline_ms, /*eval=*/true);
     return;
   }
-  p.waiter->OnRedisReply(reply, {}, p.token);
+  Waiter* waiter = front.waiter;
+  uint64_t token = front.token;
+  PopFront();
+  waiter->OnRedisReply(reply, {}, token);
 }
 
 void RedisLink::Forget(const Waiter* waiter) {

@@ -1,26 +1,44 @@
 // RedisLink: one worker's connection to one Redis server for limit-count's `redis` policy:
-// hiredis's async context on the worker's libuv loop, every request's script call pipelined
-// on it (many in flight, answers in order), with a deadline per call (redis_timeout), and a
-// reconnect with back-off after a failure. AUTH, SELECT and SCRIPT LOAD go first on every
-// new connection; the calls use EVALSHA, falling back to EVAL on NOSCRIPT.
+// every request's script call pipelined on it (many in flight, answers in order), with a
+// deadline per call (redis_timeout), and a reconnect with back-off after a failure. AUTH,
+// SELECT and SCRIPT LOAD go first on every new connection; the calls use EVALSHA, falling
+// back to EVAL on NOSCRIPT.
+//
+// The connection is hiredis's non-blocking redisContext (its connect and its reply parser)
+// driven by the link on the worker's libuv loop (a uv_poll on its socket), not hiredis's
+// async layer: hiredis 0.14 (Debian 12's) mallocs a callback node per command and a new
+// output buffer per write there, and has no allocator hook (hiredisSetAllocators came in
+// 1.0). The link needs neither: its ring of calls already matches answers to calls in
+// order, and it formats each command itself (RESP) into its own output buffer, written when
+// the socket is writable, so one write carries every command of a loop turn, as before.
+// The parser builds replies with the link's object functions (redisReplyObjectFunctions)
+// in the link's reply storage, reused once the reply was handled.
 //
 // With sentinels (redis-sentinel), the server is the master a sentinel names: before the
 // first connect, and again after the master's connection failed, the link asks the
-// sentinels in turn (`SENTINEL get-master-addr-by-name`, within redis_connect_timeout each);
+// sentinels in turn (`SENTINEL get-master-addr-by-name`, within redis_connect_timeout each,
+// on a hiredis async connection of its own: not per request);
 // calls made meanwhile wait, unsent, under their own deadlines.
 //
 // A ClusterLink (cluster_link.h) keeps one RedisLink per master and uses the extra calls
 // below: a deadline of its own (one deadline covers a call's redirects), ASKING before a
 // call (an -ASK redirect), and any command (CLUSTER SLOTS).
 //
-// Worker thread only (the one whose loop it runs on); destroyed there. Per call: one
-// hiredis command formatted into the connection's output buffer and one slot of the ring of
-// calls in flight; the timer is re-armed only when a call's deadline is the earliest.
+// Worker thread only (the one whose loop it runs on); destroyed there (the connection's
+// socket and poll handle are released on a later turn of the loop, by uv_close).
+//
+// Cost per call, once warm: the command appended to the output buffer, one slot of the ring
+// of calls in flight (its key strings keep their capacity), the reply built in the reply
+// storage; no heap allocation (tests/proxy/alloc_test.cc counts operator new and malloc).
+// The timer is re-armed only when a call's deadline is the earliest. What grows (the ring,
+// the output buffer, the reply storage, hiredis's read buffer) grows to the largest burst
+// of calls in flight and stays: bounded by the load, per link.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,11 +47,36 @@
 #include "plugins/limit_count/redis_store.h"
 
 struct redisAsyncContext;
+struct redisContext;
 struct redisReply;
 struct uv_loop_s;
+struct uv_poll_s;
 struct uv_timer_s;
 
 namespace turnpike::plugins::limit_count {
+
+// Where a RedisLink's parser puts a reply (redisReply nodes, element arrays, strings):
+// bumped out of blocks kept for the storage's life, all reused after Clear(). Memory: the
+// largest reply seen, rounded up to 4 KiB blocks. One thread.
+class RedisReplyStorage {
+ public:
+  // `size` zeroed bytes, aligned for redisReply, valid until Clear().
+  void* Alloc(size_t size);
+  void Clear() {
+    block_ = 0;
+    used_ = 0;
+  }
+
+ private:
+  static constexpr size_t kBlockSize = 4096;
+  struct Block {
+    std::unique_ptr<unsigned char[]> bytes;
+    size_t size = 0;
+  };
+  std::vector<Block> blocks_;
+  size_t block_ = 0;  // the block being filled
+  size_t used_ = 0;   // of it
+};
 
 class RedisLink final : public RedisStore {
  public:
@@ -45,7 +88,8 @@ class RedisLink final : public RedisStore {
   RedisLink& operator=(const RedisLink&) = delete;
 
   // RedisStore. Fails at once (inside this call) while the server is unreachable and the
-  // back-off has not passed.
+  // back-off has not passed. The reply a waiter gets lives in the link's reply storage:
+  // valid during OnRedisReply only.
   void IncrementFixed(std::string_view key, uint64_t window_s, uint64_t cost, Waiter* waiter,
                       uint64_t token) override;
   // One call of the sliding script with both counters (they must be on this server).
@@ -62,9 +106,9 @@ class RedisLink final : public RedisStore {
   void IncrementSlidingBy(const SlidingCall& call, int64_t previous_count, Waiter* waiter,
                           uint64_t token, int64_t deadline_ms, bool asking);
 
-  // Any command (at most 8 arguments), pipelined with the script calls under the same
-  // deadline rules; its reply, whatever it is, goes to `waiter`. Not with sentinels (fails
-  // at once while the master's address is being asked for).
+  // Any command, pipelined with the script calls under the same deadline rules; its reply,
+  // whatever it is, goes to `waiter` (valid during that call only). Not with sentinels
+  // (fails at once while the master's address is being asked for).
   void Query(std::initializer_list<std::string_view> args, Waiter* waiter, uint64_t token,
              int64_t deadline_ms, bool asking = false);
 
@@ -97,6 +141,19 @@ class RedisLink final : public RedisStore {
     uint64_t left_ms = 0;
   };
 
+  // What a script call sends (views, copied into its ring slot).
+  struct ScriptCall {
+    Script script = Script::kFixed;
+    std::string_view key;
+    std::string_view previous;    // sliding, one server: the previous window's counter
+    int64_t previous_count = -1;  // sliding, a cluster: its count (>= 0)
+    uint64_t window_s = 0;
+    uint64_t cost = 0;
+    uint64_t limit = 0;
+    uint64_t left_ms = 0;
+  };
+  static ScriptCall ScriptOf(const Pending& p);
+
   enum class Readiness { kReady, kWaiting, kDown };
   Readiness EnsureConnected();
   void ConnectTo(const std::string& host, int port);
@@ -105,11 +162,17 @@ class RedisLink final : public RedisStore {
   void DropSentinel();
   static void OnSentinelReply(redisAsyncContext* c, void* reply, void* privdata);
   // A script call: sent now, queued until the master is known, or failed at once.
-  void Submit(Pending p, Waiter* waiter, uint64_t token, int64_t deadline_ms, bool asking);
-  void Send(Pending p, bool eval);
+  void Submit(const ScriptCall& call, Waiter* waiter, uint64_t token, int64_t deadline_ms,
+              bool asking);
+  // Sends a script call (EVAL with the script's body when `eval`, else EVALSHA).
+  void SendScript(const ScriptCall& call, Waiter* waiter, uint64_t token, int64_t deadline_ms,
+                  bool eval);
   void SendInternal(std::initializer_list<std::string_view> args, Script loads = Script::kFixed);
-  void Push(Pending p);
-  Pending Pop();
+  // The ring slot the next call takes (the ring grows when full), then Commit() counts it in.
+  Pending& Reserve();
+  void Commit(int64_t due);
+  // The oldest call leaves the ring (its slot keeps its strings' capacity).
+  void PopFront();
   // Arms the timer for `due` unless it is armed for an earlier time.
   void ArmTimerFor(int64_t due);
   // Arms the timer for the earliest deadline in flight (a scan: on the timer only).
@@ -118,14 +181,27 @@ class RedisLink final : public RedisStore {
   // and the next connect waits for the back-off.
   void Reset(std::string_view error);
 
-  static void OnReply(redisAsyncContext* c, void* reply, void* privdata);
-  static void OnConnect(const redisAsyncContext* c, int status);
-  static void OnDisconnect(const redisAsyncContext* c, int status);
+  // The connection: commands in RESP appended to out_, written when the socket is writable.
+  void Append(std::initializer_list<std::string_view> args);
+  void AppendScript(const Pending& p, bool eval);
+  void WatchWrites();
+  void CloseConnection();
+  static void OnPoll(uv_poll_s* poll, int status, int events);
+  void OnWritable();
+  void OnReadable();
+  // The reply to the oldest call.
+  void Dispatch(const redisReply* reply);
   static void OnTimer(uv_timer_s* t);
 
   uv_loop_s* loop_;
   RedisConfig config_;
-  redisAsyncContext* ctx_ = nullptr;
+  redisContext* ctx_ = nullptr;  // the server's connection (connecting, or connected)
+  uv_poll_s* poll_ = nullptr;    // on its socket
+  bool connected_ = false;       // the non-blocking connect completed
+  bool writing_ = false;         // the poll watches writability
+  std::string out_;              // commands not written yet, from out_sent_ on
+  size_t out_sent_ = 0;
+  RedisReplyStorage replies_;
   redisAsyncContext* sentinel_ = nullptr;  // asking this sentinel
   size_t next_sentinel_ = 0;
   size_t sentinels_asked_ = 0;  // in this round

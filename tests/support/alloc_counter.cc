@@ -8,7 +8,11 @@
 #include <new>
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// sanitizer/allocator_interface.h (not installed with Debian's gcc): the sanitizer runtime's
+// allocation hooks, called for every allocation and deallocation of its allocator.
+extern "C" int __sanitizer_install_malloc_and_free_hooks(
+    void (*malloc_hook)(const volatile void* ptr, size_t size),
+    void (*free_hook)(const volatile void* ptr));
 #endif
 
 namespace {
@@ -35,8 +39,9 @@ uint64_t MallocCalls() { return g_malloc_calls.load(std::memory_order_relaxed); 
 // The sanitizer's allocator serves every malloc of the process; its hook sees each one.
 namespace {
 void OnSanitizerMalloc(const volatile void* /*ptr*/, size_t /*size*/) { CountMalloc(); }
+void OnSanitizerFree(const volatile void* /*ptr*/) {}  // the runtime takes both hooks or none
 [[maybe_unused]] const bool g_hooked =
-    __sanitizer_install_malloc_and_free_hooks(OnSanitizerMalloc, nullptr) != 0;
+    __sanitizer_install_malloc_and_free_hooks(OnSanitizerMalloc, OnSanitizerFree) != 0;
 }  // namespace
 #else
 // The binary's malloc family: glibc's own entry points, counted. glibc's functions call

@@ -223,6 +223,30 @@ TEST_F(FakeKubeApiServerTest, CompactedVersionIsGone) {
   EXPECT_EQ(events[0]["object"]["code"], 410);
 }
 
+TEST_F(FakeKubeApiServerTest, OpenWatchGoesOnAfterACompaction) {
+  // A compaction forgets the history for new watches; one already open still gets the
+  // changes made after it (the churn benchmark compacts while the provider watches).
+  Seed();
+  std::thread t([&] {
+    ASSERT_TRUE(api_.WaitForOpenWatches(1, std::chrono::seconds(5)));
+    api_.Compact();
+    api_.Apply(Kind::kEndpoints,
+               FakeKubeApiServer::Endpoints("default", "late", {"10.0.0.9"}, {{"http", 80}}));
+    api_.Apply(Kind::kEndpoints,
+               FakeKubeApiServer::Endpoints("default", "later", {"10.0.0.8"}, {{"http", 80}}));
+    api_.EndWatches();
+  });
+  HttpResponse r = KubeGet(api_, "/api/v1/endpoints?watch=true&resourceVersion=" +
+                                     std::to_string(api_.resource_version()));
+  t.join();
+  ASSERT_EQ(r.status, 200);
+  std::vector<nlohmann::json> events = Events(r.body);
+  ASSERT_EQ(events.size(), 2u) << r.body;
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[0]["object"]["metadata"]["name"], "late");
+  EXPECT_EQ(events[1]["object"]["metadata"]["name"], "later");
+}
+
 TEST(FakeKubeApiServerHttpGoneTest, TooOldWatchAsHttpStatus) {
   FakeKubeApiServer::Options o;
   o.gone_as_http_status = true;

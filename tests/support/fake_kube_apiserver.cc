@@ -465,6 +465,7 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
   };
   std::vector<std::string> initial;
   size_t next = history_.size();
+  int64_t covered = rv_;  // the last version the stream has sent (or skipped)
   if (rv_arg.empty() || rv_arg == "0") {
     for (const auto& [k, obj] : objects_) {
       if (k.first == kind && wanted(obj)) {
@@ -493,10 +494,14 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
     }
     next = 0;
     while (next < history_.size() && history_[next].rv <= from) ++next;
+    covered = from;
   }
   ++watches_;
   ++open_watches_;
   uint64_t expire = expire_gen_, end = end_gen_, bookmark = bookmark_gen_;
+  // `next` indexes history_, which a Compact() empties: the stream then goes on after the last
+  // version it covered (an API server's compaction never cuts an open watch short).
+  uint64_t compactions = compactions_;
   lock.unlock();
   bool ok = SendAll(fd,
                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -507,8 +512,14 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
   lock.lock();
   while (ok && !stop_) {
     std::vector<std::string> out;
+    if (compactions != compactions_) {
+      compactions = compactions_;
+      next = 0;
+      while (next < history_.size() && history_[next].rv <= covered) ++next;
+    }
     for (; next < history_.size(); ++next) {
       const Event& e = history_[next];
+      covered = e.rv;
       if (e.kind == kind && wanted(e.object)) {
         out.push_back(nlohmann::json{{"type", e.type}, {"object", e.object}}.dump() + "\n");
       }

@@ -103,6 +103,20 @@ void BM_Build(benchmark::State& state) {
 }
 BENCHMARK(BM_Build)->Arg(1)->Arg(100)->Arg(10000);
 
+// A discovered set (one default weight, one priority) republished: what a worker pays per
+// publish under node churn (bench/node_churn.sh).
+void BM_BuildEqualWeights(benchmark::State& state) {
+  auto set = std::make_shared<NodeSet>(*MakeSet(static_cast<int>(state.range(0)), false));
+  for (Node& n : set->nodes) n.weight = 1;
+  const NodeSetConstSharedPtr shared = std::move(set);
+  RoundRobinPicker picker;
+  for (auto _ : state) {
+    picker.Build(shared);
+    benchmark::DoNotOptimize(picker.built_from());
+  }
+}
+BENCHMARK(BM_BuildEqualWeights)->Arg(1)->Arg(100)->Arg(10000);
+
 // ---------------------------------------------------------------- chash
 
 // 4096 random key hashes, cycled through by the pick benchmarks.

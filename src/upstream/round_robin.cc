@@ -8,34 +8,61 @@
 namespace turnpike::upstream {
 
 void RoundRobinPicker::Rebuild() {
-  groups_.clear();
+  // Where each weight class's turn had got to (classes_ is in ascending weight order).
+  carried_.clear();
+  for (const WeightClass& c : classes_) carried_.push_back({c.weight, c.next - c.begin});
   classes_.clear();
   class_nodes_.clear();
   class_total_ = 0;
-  if (set_ == nullptr || set_->nodes.empty()) return;
+  if (set_ == nullptr || set_->nodes.empty()) {
+    groups_.clear();
+    return;
+  }
 
   const std::vector<Node>& nodes = set_->nodes;
-  std::vector<uint32_t> order(nodes.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&nodes](uint32_t a, uint32_t b) {
-    return nodes[a].priority > nodes[b].priority;
-  });
-  for (size_t i = 0; i < order.size(); ++i) {
-    const Node& node = nodes[order[i]];
-    if (i == 0 || node.priority != nodes[order[i - 1]].priority) groups_.emplace_back();
-    groups_.back().push_back(Slot{order[i], std::max(node.weight, 0), 0});
+  const auto n = static_cast<uint32_t>(nodes.size());
+  const int priority = nodes[0].priority;
+  if (std::all_of(nodes.begin(), nodes.end(),
+                  [priority](const Node& node) { return node.priority == priority; })) {
+    // One group (the usual case): no sort, and the group's storage is reused.
+    groups_.resize(1);
+    std::vector<Slot>& group = groups_[0];
+    group.clear();
+    group.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) group.push_back(Slot{i, std::max(nodes[i].weight, 0), 0});
+  } else {
+    groups_.clear();
+    std::vector<uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&nodes](uint32_t a, uint32_t b) {
+      return nodes[a].priority > nodes[b].priority;
+    });
+    for (size_t i = 0; i < order.size(); ++i) {
+      const Node& node = nodes[order[i]];
+      if (i == 0 || node.priority != nodes[order[i - 1]].priority) groups_.emplace_back();
+      groups_.back().push_back(Slot{order[i], std::max(node.weight, 0), 0});
+    }
   }
 
   const auto weighted = std::find_if(groups_.begin(), groups_.end(), [](const auto& group) {
     return std::any_of(group.begin(), group.end(), [](const Slot& s) { return s.weight > 0; });
   });
   if (weighted == groups_.end()) return;
-  // Weight classes of that group: node indexes sorted by (weight, index).
+  // Weight classes of that group: node indexes sorted by (weight, index). A group's slots are
+  // in index order, so when all weights are equal they already are.
+  int first_weight = 0;
+  bool one_weight = true;
   for (const Slot& s : *weighted) {
-    if (s.weight > 0) class_nodes_.push_back(s.index);
+    if (s.weight <= 0) continue;
+    if (class_nodes_.empty()) first_weight = s.weight;
+    one_weight = one_weight && s.weight == first_weight;
+    class_nodes_.push_back(s.index);
   }
-  std::stable_sort(class_nodes_.begin(), class_nodes_.end(),
-                   [&nodes](uint32_t a, uint32_t b) { return nodes[a].weight < nodes[b].weight; });
+  if (!one_weight) {
+    std::stable_sort(class_nodes_.begin(), class_nodes_.end(), [&nodes](uint32_t a, uint32_t b) {
+      return nodes[a].weight < nodes[b].weight;
+    });
+  }
   for (uint32_t i = 0; i < class_nodes_.size(); ++i) {
     const int64_t weight = nodes[class_nodes_[i]].weight;
     class_total_ += weight;
@@ -43,6 +70,16 @@ void RoundRobinPicker::Rebuild() {
       classes_.push_back(WeightClass{weight, 0, i, i, i, class_nodes_[i]});
     }
     classes_.back().end = i + 1;
+  }
+  // A class of a weight the old build had goes on from the same position in its turn (both
+  // lists ascend by weight).
+  auto from = carried_.begin();
+  for (WeightClass& c : classes_) {
+    while (from != carried_.end() && from->first < c.weight) ++from;
+    if (from == carried_.end()) break;
+    if (from->first != c.weight) continue;
+    c.next = c.begin + from->second % (c.end - c.begin);
+    c.node = class_nodes_[c.next];
   }
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "upstream/balancer.h"
@@ -33,7 +34,15 @@ class RoundRobinPicker final : public Picker {
   uint32_t Pick(const PickRequest& request) override;
 
  private:
-  // Build(): O(nodes log nodes).
+  // Build(): O(nodes) when all nodes share one priority and all weighted nodes of the group
+  // one weight (the usual discovered set), else O(nodes log nodes); no allocation in the first
+  // case once the picker has held a set as large.
+  //
+  // A rebuilt picker (the set changed: a discovery answer, a DNS change) does not start its
+  // turn over: each weight class that the old build also had goes on from the same position
+  // (modulo the class's new size), so frequent republishes (node churn) still spread requests
+  // over the whole set instead of sending each build's first picks to its first nodes. The
+  // smooth weights of the classes start again from 0; a first Build() gives nginx's sequence.
   void Rebuild() override;
 
   struct Slot {
@@ -66,6 +75,7 @@ class RoundRobinPicker final : public Picker {
   std::vector<uint32_t> class_nodes_;
   int64_t class_total_ = 0;
   TriedSet avoid_;  // tried + down, when some node is down (capacity reused)
+  std::vector<std::pair<int64_t, uint32_t>> carried_;  // Rebuild(): (weight, position) per class
 };
 
 }  // namespace turnpike::upstream

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <random>
@@ -288,6 +289,35 @@ TEST(RoundRobinTest, RebuildOnANewSet) {
   // Shrinking the set never yields an index from the old one.
   p.Build(Set({4}));
   for (int i = 0; i < 5; ++i) EXPECT_EQ(p.Pick(TriedSet()), 0u);
+}
+
+TEST(RoundRobinTest, RebuiltPickerGoesOnWithItsTurn) {
+  RoundRobinPicker p;
+  p.Build(Set(std::vector<int>(10, 1)));
+  EXPECT_EQ(Sequence(p, 3), (std::vector<uint32_t>{0, 1, 2}));  // a first build starts at 0
+  p.Build(Set(std::vector<int>(10, 1)));                        // a changed set of the same size
+  EXPECT_EQ(Sequence(p, 6), (std::vector<uint32_t>{3, 4, 5, 6, 7, 8}));
+  p.Build(Set(std::vector<int>(5, 1)));  // smaller: the position wraps
+  EXPECT_EQ(Sequence(p, 3), (std::vector<uint32_t>{4, 0, 1}));
+  // Weight classes each keep their own position; a new weight starts at its first node.
+  p.Build(Set({1, 1, 1, 2, 2}));
+  std::vector<uint32_t> seq = Sequence(p, 7), light, heavy;
+  for (uint32_t i : seq) (i < 3 ? light : heavy).push_back(i);
+  EXPECT_EQ(light, (std::vector<uint32_t>{2, 0, 1})) << ::testing::PrintToString(seq);
+  EXPECT_EQ(heavy, (std::vector<uint32_t>{3, 4, 3, 4})) << ::testing::PrintToString(seq);
+}
+
+TEST(RoundRobinTest, ChurnStillSpreadsOverTheWholeSet) {
+  // A set republished every 50 picks (node churn): every node gets its share, not only the
+  // first 50 of each build.
+  RoundRobinPicker p;
+  std::vector<int> counts(1000, 0);
+  for (int build = 0; build < 100; ++build) {
+    p.Build(Set(std::vector<int>(1000, 1)));
+    for (int i = 0; i < 50; ++i) ++counts[p.Pick(TriedSet())];
+  }
+  EXPECT_EQ(*std::min_element(counts.begin(), counts.end()), 5);
+  EXPECT_EQ(*std::max_element(counts.begin(), counts.end()), 5);
 }
 
 TEST(RoundRobinTest, KeepsTheSetAlive) {

@@ -218,7 +218,8 @@ EOF
 
 # Turnpike ---------------------------------------------------------------------------------------
 # start_turnpike_process DIR EXTRA CPU-PREFIX...: writes DIR/config.yaml (one worker, loopback,
-# keep-alive to the upstream as nginx's `keepalive 320`) with the YAML text EXTRA appended, and
+# keep-alive to the upstream as nginx's `keepalive 320`, error_log_level $TURNPIKE_LOG_LEVEL or
+# warn) with the YAML text EXTRA appended, and
 # runs $turnpike_bin on it and DIR/apisix.yaml (written by the caller, with a route answering
 # /hello). Sets TURNPIKE_PORT and TURNPIKE_PID once /hello answers.
 start_turnpike_process() {
@@ -238,7 +239,7 @@ deployment:
     config_provider: yaml
 nginx_config:
   worker_processes: 1
-  error_log_level: warn
+  error_log_level: ${TURNPIKE_LOG_LEVEL:-warn}
   http:
     keepalive_timeout: 60s
     upstream:

@@ -209,6 +209,8 @@ void Directory::Rebuild(Entry* e) {
     return;
   }
   ++stats_.stored;
+  // One line per set workers will switch to (bench/node_churn.sh counts them).
+  spdlog::debug("{}: new node set stored ({} nodes)", e->binding.name, set->nodes.size());
   upstream::NodeSetConstSharedPtr replaced = slot.Store(std::move(set));
   if (replaced != upstream::EmptyNodeSet()) retired_.push_back(std::move(replaced));
 }

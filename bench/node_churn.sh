@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# Node churn (issue 10): does an upstream of 10,000 discovered nodes whose set changes every
+# 100 ms serve as well as the same upstream when its set never changes?
+#
+#   wrk -> Turnpike (1 worker) -> roundrobin upstream, discovery_type kubernetes
+#            |  (EndpointSlices watched on the FAKE Kubernetes API server bench/fake_kube_churn,
+#            |   built on tests/support/fake_kube_apiserver: nodes are pushed on the watch stream,
+#            |   with no poll interval)
+#            |  static: NODES addresses in slices of SLICE, never changed
+#            |  churn:  every INTERVAL_MS one slice in turn swaps its SLICE addresses for a spare
+#            |          block (SLICE nodes leave the set, SLICE others join: a new set of NODES
+#            |          nodes published every INTERVAL_MS)
+#
+# Every address (NODES + SPARE loopback addresses 127.66.x.y, one port, nginx processes of
+# PORTS_PER_NGINX listening sockets each) is a live backend answering `hello world`, so any
+# failed request is the gateway's failure. In one run, per round, a fresh fake and gateway per
+# mode (the order alternates between rounds): an unmeasured WARMUP run (opens the keep-alive
+# connections), then DURATION of wrk. Per run: req/s, p50, p99, errors (non-2xx + socket
+# errors), changes made by the fake and node sets the gateway stored (its debug log line per
+# stored set), and the CPU share of the control thread (the main thread: the watch, the parse,
+# the Directory) and of the worker (the busiest other thread). At the end, medians over the
+# rounds and the churn/static p99 ratio (of the medians, and the median of each round's ratio).
+# Target: 0 errors and p99(churn) <= 1.10 x p99(static).
+#
+# Usage: bench/node_churn.sh
+# Env:   NODES=10000 SLICE=250 SPARE=2000   set size, endpoints per slice, spare addresses
+#        INTERVAL_MS=100      churn period
+#        ROUNDS=3             rounds (each runs both modes)
+#        DURATION=10s         each wrk run;  WARMUP=3s  unmeasured run first
+#        CONNECTIONS=50       wrk connections;  THREADS=1  wrk threads
+#        TURNPIKE_BIN         gateway (default build/release/src/daemon/turnpike)
+#        FAKE_BIN             default: build/release/bench/fake_kube_churn (needs the tests on)
+#        PIN=auto             auto|1|0: the gateway on CPU 0; wrk, nginx and the fake on the
+#                             others (auto = with 2+ CPUs and taskset)
+#        KEEP=0               1 = keep the work directory
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib/deps.sh
+source "$root/scripts/lib/deps.sh"
+
+nodes=${NODES:-10000}
+slice=${SLICE:-250}
+spare=${SPARE:-2000}
+interval_ms=${INTERVAL_MS:-100}
+rounds=${ROUNDS:-3}
+duration=${DURATION:-10s}
+[[ $duration =~ ^[0-9]+$ ]] && duration=${duration}s
+warmup=${WARMUP:-3s}
+[[ $warmup =~ ^[0-9]+$ ]] && warmup=${warmup}s
+connections=${CONNECTIONS:-50}
+threads=${THREADS:-1}
+turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
+fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
+pin=${PIN:-auto}
+keep=${KEEP:-0}
+per_nginx=${PORTS_PER_NGINX:-2500}
+bench_name=node_churn
+
+for v in nodes slice spare interval_ms rounds; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
+done
+((rounds >= 1 && nodes >= 1 && slice >= 1 && interval_ms >= 1)) ||
+  { echo "$bench_name: ROUNDS, NODES, SLICE and INTERVAL_MS must be >= 1" >&2; exit 2; }
+((nodes % slice == 0 && spare % slice == 0 && spare >= slice)) ||
+  { echo "$bench_name: NODES and SPARE must be multiples of SLICE, SPARE >= SLICE" >&2; exit 2; }
+total=$((nodes + spare))
+((total <= 250 * 256)) || { echo "$bench_name: at most 64000 addresses" >&2; exit 2; }
+turnpike_ensure_packages "${TURNPIKE_BENCH_DEPS[@]}" curl python3
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+for b in "$turnpike_bin" "$fake_bin"; do
+  [[ -x $b ]] || { echo "$bench_name: no binary at $b (build/release with -DTURNPIKE_BUILD_TESTS=ON" \
+    "-DTURNPIKE_BUILD_BENCH=ON: targets turnpike fake_kube_churn)" >&2; exit 1; }
+done
+
+ncpu=$(nproc)
+proxy_cpus=()
+load_cpus=()
+if [[ $pin == 1 || ($pin == auto && $ncpu -ge 2) ]] && command -v taskset >/dev/null 2>&1 &&
+  ((ncpu >= 2)); then
+  proxy_cpus=(taskset -c 0)
+  load_cpus=(taskset -c "1-$((ncpu - 1))")
+fi
+
+clk_tck=$(getconf CLK_TCK)
+# shellcheck source=bench/lib/loadtest.sh
+source "$root/bench/lib/loadtest.sh"
+
+# Backend addresses: 127.66.<i / 250>.<i % 250 + 1>, all on one port free on every one -------
+for ((i = 0; i < total; i++)); do echo "127.66.$((i / 250)).$((i % 250 + 1))"; done >"$work/ips"
+node_port=$(python3 - "$work/ips" <<'EOF'
+import socket, sys
+ips = open(sys.argv[1]).read().split()
+for port in range(18080, 30000):
+    ok = True
+    for ip in ips:
+        s = socket.socket()
+        try:
+            s.bind((ip, port))
+        except OSError:
+            ok = False
+        finally:
+            s.close()
+        if not ok:
+            break
+    if ok:
+        print(port)
+        break
+EOF
+)
+[[ -n $node_port ]] || { echo "$bench_name: no port free on every address" >&2; exit 1; }
+mapfile -t ips <"$work/ips"
+
+for ((first = 0; first < total; first += per_nginx)); do
+  name=nodes$first
+  dir=$work/$name
+  mkdir -p "$dir/tmp"
+  {
+    nginx_common "$dir"
+    echo "worker_rlimit_nofile 20000;"
+    echo "http {"
+    echo "    access_log off;"
+    nginx_temp_paths "$dir"
+    echo "    keepalive_requests 1000000;"
+    echo "    keepalive_timeout 300s;"
+    echo "    server {"
+    for ((i = first; i < first + per_nginx && i < total; i++)); do
+      echo "        listen ${ips[i]}:$node_port;"
+    done
+    # shellcheck disable=SC2028  # nginx reads the \n itself
+    echo "        location / { default_type text/plain; return 200 \"hello world\n\"; }"
+    echo "    }"
+    echo "}"
+  } >"$dir/nginx.conf"
+  start_nginx "$name" "${load_cpus[@]}"
+  last=$((first + per_nginx < total ? first + per_nginx - 1 : total - 1))
+  wait_ready "nginx $name" "$REPLY" "http://${ips[last]}:$node_port/hello" "$dir/error.log"
+done
+
+# One fake API server and one gateway per run ----------------------------------------------------
+# start_run MODE ROUND: the fake (changing every INTERVAL_MS for churn) and a fresh Turnpike.
+start_run() {
+  local mode=$1 round=$2 dir=$work/$1-$2 every=0 i
+  mkdir -p "$dir"
+  [[ $mode == churn ]] && every=$interval_ms
+  : >"$dir/fake.out"  # exists before the loop below reads it (the job opens it later)
+  "${load_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
+    --port "$node_port" --interval-ms "$every" >"$dir/fake.out" 2>"$dir/fake.err" &
+  fake_pid=$!
+  started_pids+=("$fake_pid")
+  kube_port=
+  for ((i = 0; i < 100; i++)); do
+    kube_port=$(awk '/^LISTENING/ {print $2}' "$dir/fake.out")
+    [[ -n $kube_port ]] && break
+    sleep 0.1
+  done
+  [[ -n $kube_port ]] || { echo "$bench_name: fake did not start" >&2; cat "$dir/fake.err" >&2; exit 1; }
+  cat >"$dir/apisix.yaml" <<EOF
+routes:
+  - id: hello
+    uri: /hello
+    upstream:
+      type: roundrobin
+      discovery_type: kubernetes
+      service_name: default/churn:http
+#END
+EOF
+  local extra
+  extra=$(printf 'discovery:\n  kubernetes:\n    service: {schema: http, host: "127.0.0.1", port: "%s"}\n    client: {token: churn}\n    watch_endpoint_slices: true' "$kube_port")
+  TURNPIKE_LOG_LEVEL=debug start_turnpike_process "$dir" "$extra" "${proxy_cpus[@]}"
+  gw_pid=$TURNPIKE_PID
+  gw_log=$dir/turnpike.log
+  gw_url=http://127.0.0.1:$TURNPIKE_PORT/hello
+  fake_out=$dir/fake.out
+}
+
+stop_run() {
+  stop_pid "$gw_pid"
+  stop_pid "$fake_pid"
+}
+
+# thread_ticks: "TID TICKS" for every thread of the gateway.
+thread_ticks() {
+  local f stat fields
+  for f in /proc/"$gw_pid"/task/*/stat; do
+    { stat=$(<"$f"); } 2>/dev/null || continue
+    local tid=${f%/stat}
+    tid=${tid##*/}
+    stat=${stat##*) }
+    read -r -a fields <<<"$stat"
+    echo "$tid $((fields[11] + fields[12]))"
+  done
+}
+
+count_lines() { grep -c -- "$1" "$2" 2>/dev/null || true; }
+
+# run_wrk DURATION OUTFILE: sets RUN_* (parse_wrk), RUN_CTL_PCT / RUN_WORKER_PCT (a CPU's share
+# of the control thread and of the busiest other thread), RUN_STEPS (changes the fake made) and
+# RUN_STORED (node sets the gateway stored) during the run.
+run_wrk() {
+  local dur=$1 out=$2 start end before after steps_before stored_before
+  before=$(thread_ticks)
+  steps_before=$(count_lines '^STEP' "$fake_out")
+  stored_before=$(count_lines 'new node set stored' "$gw_log")
+  start=$(date +%s.%N)
+  "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "$gw_url" >"$out" 2>&1 &
+  wrk_pid=$!
+  wait "$wrk_pid" || true
+  wrk_pid=
+  end=$(date +%s.%N)
+  after=$(thread_ticks)
+  RUN_STEPS=$(($(count_lines '^STEP' "$fake_out") - steps_before))
+  RUN_STORED=$(($(count_lines 'new node set stored' "$gw_log") - stored_before))
+  parse_wrk "$out" || exit 1
+  read -r RUN_CTL_PCT RUN_WORKER_PCT < <(awk -v main="$gw_pid" -v hz="$clk_tck" -v s="$start" \
+    -v e="$end" 'NR == FNR {b[$1] = $2; next}
+      {d = $2 - b[$1]; if ($1 == main) ctl = d; else if (d > w) w = d}
+      END {printf "%.2f %.2f\n", 100 * ctl / hz / (e - s), 100 * w / hz / (e - s)}' \
+    <(echo "$before") <(echo "$after"))
+}
+
+echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
+  "(churn), $rounds rounds of $duration per mode, wrk -t$threads -c$connections," \
+  "pinning: ${proxy_cpus[*]:-off}"
+declare -A rps p50 p99 errs ctl wrk_cpu steps stored last_p99
+p99_ratios=
+for ((round = 1; round <= rounds; round++)); do
+  if ((round % 2)); then modes=(static churn); else modes=(churn static); fi
+  for mode in "${modes[@]}"; do
+    start_run "$mode" "$round"
+    [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/$mode-$round/warmup.txt"
+    run_wrk "$duration" "$work/$mode-$round/wrk.txt"
+    rps[$mode]+="$RUN_RPS "
+    p50[$mode]+="$RUN_P50 "
+    p99[$mode]+="$RUN_P99 "
+    last_p99[$mode]=$RUN_P99
+    errs[$mode]=$((${errs[$mode]:-0} + RUN_ERRORS))
+    ctl[$mode]+="$RUN_CTL_PCT "
+    wrk_cpu[$mode]+="$RUN_WORKER_PCT "
+    steps[$mode]+="$RUN_STEPS "
+    stored[$mode]+="$RUN_STORED "
+    printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  control %5.2f%%  worker %6.2f%%\n' \
+      "$round" "$mode" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_ERRORS" "$RUN_STEPS" "$RUN_STORED" \
+      "$RUN_CTL_PCT" "$RUN_WORKER_PCT"
+    if ((RUN_ERRORS > 0)); then
+      echo "  (errors: $(grep -E 'Non-2xx|Socket errors' "$work/$mode-$round/wrk.txt" | tr '\n' ' '))"
+    fi
+    stop_run
+  done
+  p99_ratios+="$(awk -v a="${last_p99[churn]}" -v b="${last_p99[static]}" \
+    'BEGIN {printf "%.1f", 1000 * a / b}') "
+done
+
+echo
+printf '%-7s %10s %9s %9s %7s %12s %12s %9s %9s\n' mode "req/s" "p50 ms" "p99 ms" errors \
+  "changes/run" "stored/run" "control" worker
+# shellcheck disable=SC2086  # the per-round values are space-separated on purpose
+for mode in static churn; do
+  printf '%-7s %10.0f %9.3f %9.3f %7d %12.0f %12.0f %8.2f%% %8.2f%%\n' "$mode" \
+    "$(median ${rps[$mode]})" "$(median ${p50[$mode]})" "$(median ${p99[$mode]})" "${errs[$mode]}" \
+    "$(median ${steps[$mode]})" "$(median ${stored[$mode]})" "$(median ${ctl[$mode]})" \
+    "$(median ${wrk_cpu[$mode]})"
+done
+# shellcheck disable=SC2086
+{
+  ratio=$(awk -v a="$(median ${p99[churn]})" -v b="$(median ${p99[static]})" 'BEGIN {printf "%.3f", a / b}')
+  per_round=$(awk -v m="$(median $p99_ratios)" 'BEGIN {printf "%.3f", m / 1000}')
+}
+verdict=PASS
+((${errs[churn]} == 0 && ${errs[static]} == 0)) || verdict=FAIL
+awk -v r="$per_round" 'BEGIN {exit !(r <= 1.10)}' || verdict=FAIL
+echo "p99 churn/static: ${ratio}x (medians), ${per_round}x (median of per-round ratios);" \
+  "errors static ${errs[static]}, churn ${errs[churn]}; target 0 errors and <= 1.10x: $verdict"

@@ -1,5 +1,7 @@
 #include "discovery/directory.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -22,9 +24,12 @@ class Directory::Sink final : public DiscoverySink {
 
 namespace {
 
+// As ParseIpLiteral accepts (without building a Node: this runs for every node of every
+// changed answer).
 bool IsIpLiteral(const std::string& host) {
-  upstream::Node probe;
-  return ParseIpLiteral(host, 0, &probe);
+  unsigned char addr[sizeof(in6_addr)];
+  return inet_pton(AF_INET, host.c_str(), addr) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), addr) == 1;
 }
 
 // The first node that fails the discovery node schema (DiscoveredNode's contract), or null.

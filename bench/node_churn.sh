@@ -28,6 +28,9 @@
 #        ROUNDS=3             rounds (each runs both modes)
 #        DURATION=10s         each wrk run;  WARMUP=3s  unmeasured run first
 #        CONNECTIONS=50       wrk connections;  THREADS=1  wrk threads
+#        DELAY_MS=0           0: wrk flat out (the p99 is mostly queueing on a busy machine);
+#                             N > 0: paced load (bench/wrk/paced.lua: each connection waits N ms
+#                             after every answer), so the p99 shows what disturbs a request
 #        TURNPIKE_BIN         gateway (default build/release/src/daemon/turnpike)
 #        FAKE_BIN             default: build/release/bench/fake_kube_churn (needs the tests on)
 #        PIN=auto             auto|1|0: the gateway on CPU 0; wrk, nginx and the fake on the
@@ -49,6 +52,7 @@ duration=${DURATION:-10s}
 warmup=${WARMUP:-3s}
 [[ $warmup =~ ^[0-9]+$ ]] && warmup=${warmup}s
 connections=${CONNECTIONS:-50}
+delay_ms=${DELAY_MS:-0}
 threads=${THREADS:-1}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
@@ -57,7 +61,7 @@ keep=${KEEP:-0}
 per_nginx=${PORTS_PER_NGINX:-2500}
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds; do
+for v in nodes slice spare interval_ms rounds delay_ms; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
 ((rounds >= 1 && nodes >= 1 && slice >= 1 && interval_ms >= 1)) ||
@@ -158,7 +162,7 @@ start_run() {
   cat >"$dir/apisix.yaml" <<EOF
 routes:
   - id: hello
-    uri: /hello
+    uris: [/hello, /r/0]
     upstream:
       type: roundrobin
       discovery_type: kubernetes
@@ -171,6 +175,7 @@ EOF
   gw_pid=$TURNPIKE_PID
   gw_log=$dir/turnpike.log
   gw_url=http://127.0.0.1:$TURNPIKE_PORT/hello
+  ((delay_ms > 0)) && gw_url=http://127.0.0.1:$TURNPIKE_PORT
   fake_out=$dir/fake.out
 }
 
@@ -203,7 +208,10 @@ run_wrk() {
   steps_before=$(count_lines '^STEP' "$fake_out")
   stored_before=$(count_lines 'new node set stored' "$gw_log")
   start=$(date +%s.%N)
-  "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "$gw_url" >"$out" 2>&1 &
+  local script=()
+  ((delay_ms > 0)) && script=(-s "$root/bench/wrk/paced.lua")
+  "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
+    "$gw_url" -- 1 "$delay_ms" >"$out" 2>&1 &
   wrk_pid=$!
   wait "$wrk_pid" || true
   wrk_pid=
@@ -220,7 +228,8 @@ run_wrk() {
 }
 
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
-  "(churn), $rounds rounds of $duration per mode, wrk -t$threads -c$connections," \
+  "(churn), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
+  "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "pinning: ${proxy_cpus[*]:-off}"
 declare -A rps p50 p99 errs ctl wrk_cpu steps stored last_p99
 p99_ratios=

@@ -6,6 +6,7 @@
 // Gone answered by a relist, the API server down (the last nodes keep serving) and back, namespace
 // and label selectors, several clusters, and config errors that stop the daemon.
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -190,6 +191,80 @@ TEST_F(DiscoveryKubernetesTest, AReloadNamingANewServiceIsServedFromTheInformers
   EXPECT_EQ(BackendOf(Get(gw_.port(), "/hello")), "B");
   EXPECT_EQ(api_.lists(), 1);
   EXPECT_EQ(api_.watches(), 1);
+}
+
+// Node churn: a request on a node that leaves the set finishes there (it pinned its set);
+// requests that start afterwards go to the new set.
+TEST_F(DiscoveryKubernetesTest, ARequestInFlightKeepsItsNodeWhenTheSetDropsIt) {
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get()}));
+  const std::string routes =
+      "routes:\n  - uri: /*\n    upstream:\n      discovery_type: kubernetes\n"
+      "      service_name: default/web:http\n#END\n";
+  ASSERT_NO_FATAL_FAILURE(StartReady(routes, Options(Cluster(api_))));
+  HttpResponse slow;
+  std::thread t([&] { slow = Get(gw_.port(), "/delay/1500"); });
+  bool on_a = PollUntil([&] { return Get(a_->port(), "/inflight").body == "1"; }, seconds(5));
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {b_.get()}));
+  bool moved = Until("/status/200", {{"B", 4}}, 4).has_value();
+  t.join();
+  ASSERT_TRUE(on_a);
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(slow.status, 200) << slow.DebugString();
+  EXPECT_EQ(slow.Header("X-Backend-Id"), "A");
+  EXPECT_EQ(slow.body, "delayed 1500\n");
+}
+
+// Node churn: the set changes every few milliseconds ({A}, {B}, {A, B} in turn) while requests
+// run on kept-alive and new connections; both backends stay up, so every request must succeed.
+TEST_F(DiscoveryKubernetesTest, ChurningSetFailsNoRequest) {
+  api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get(), b_.get()}));
+  const std::string routes =
+      "routes:\n  - uri: /*\n    upstream:\n      discovery_type: kubernetes\n"
+      "      service_name: default/web:http\n#END\n";
+  ASSERT_NO_FATAL_FAILURE(StartReady(routes, Options(Cluster(api_))));
+  std::atomic<bool> done{false};
+  std::atomic<int> changes{0};
+  std::thread churn([&] {
+    for (int i = 0; !done; ++i) {
+      switch (i % 3) {
+        case 0:
+          api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get()}));
+          break;
+        case 1:
+          api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {b_.get()}));
+          break;
+        default:
+          api_.Apply(Kind::kEndpoints, Endpoints("default", "web", {a_.get(), b_.get()}));
+      }
+      ++changes;
+      std::this_thread::sleep_for(milliseconds(3));
+    }
+  });
+  std::map<std::string, int> seen;
+  int failed = 0;
+  std::string first_failure;
+  {
+    testing::HttpConnection kept(gw_.port());
+    ASSERT_TRUE(kept.connected()) << kept.error();
+    HttpRequest keep_alive;
+    keep_alive.target = "/delay/1";
+    const std::string kept_request = keep_alive.Serialize(gw_.port());
+    for (int i = 0; i < 400; ++i) {
+      HttpResponse r = (i % 2 == 0) ? kept.RoundTrip(kept_request) : Get(gw_.port(), "/status/200");
+      if (r.status != 200) {
+        if (failed++ == 0) first_failure = r.DebugString();
+        continue;
+      }
+      ++seen[r.Header("X-Backend-Id").value_or("?")];
+    }
+  }
+  done = true;
+  churn.join();
+  EXPECT_EQ(failed, 0) << first_failure;
+  EXPECT_GT(changes.load(), 20);
+  EXPECT_GT(seen["A"], 0);
+  EXPECT_GT(seen["B"], 0);
+  EXPECT_EQ(seen["A"] + seen["B"], 400);
 }
 
 TEST_F(DiscoveryKubernetesTest, BadSectionsStopTheDaemon) {

@@ -18,8 +18,9 @@
 # connections), then DURATION of wrk. Per run: req/s, p50, p99, errors (non-2xx + socket
 # errors), changes made by the fake and node sets the gateway stored (its debug log line per
 # stored set), and the CPU share of the control thread (the main thread: the watch, the parse,
-# the Directory) and of the worker (the busiest other thread). At the end, medians over the
-# rounds and the churn/static p99 ratio (of the medians, and the median of each round's ratio).
+# the Directory), of the worker (the busiest other thread) and of the fake (beside wrk). At the
+# end, medians over the rounds and the churn/static p99 ratio (of the medians, and the median
+# of each round's ratio).
 # Target: 0 errors and p99(churn) <= 1.10 x p99(static).
 #
 # Usage: bench/node_churn.sh
@@ -32,7 +33,7 @@
 #                             N > 0: paced load (bench/wrk/paced.lua: each connection waits N ms
 #                             after every answer), so the p99 shows what disturbs a request
 #        TURNPIKE_BIN         gateway (default build/release/src/daemon/turnpike)
-#        FAKE_BIN             default: build/release/bench/fake_kube_churn (needs the tests on)
+#        FAKE_BIN             default: build/release/bench/fake_kube_churn
 #        PIN=auto             auto|1|0: the gateway on CPU 0; wrk, nginx and the fake on the
 #                             others (auto = with 2+ CPUs and taskset)
 #        KEEP=0               1 = keep the work directory
@@ -73,8 +74,8 @@ total=$((nodes + spare))
 turnpike_ensure_packages "${TURNPIKE_BENCH_DEPS[@]}" curl python3
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 for b in "$turnpike_bin" "$fake_bin"; do
-  [[ -x $b ]] || { echo "$bench_name: no binary at $b (build/release with -DTURNPIKE_BUILD_TESTS=ON" \
-    "-DTURNPIKE_BUILD_BENCH=ON: targets turnpike fake_kube_churn)" >&2; exit 1; }
+  [[ -x $b ]] || { echo "$bench_name: no binary at $b (build/release with -DTURNPIKE_BUILD_BENCH=ON:" \
+    "targets turnpike fake_kube_churn)" >&2; exit 1; }
 done
 
 ncpu=$(nproc)
@@ -201,10 +202,12 @@ count_lines() { grep -c -- "$1" "$2" 2>/dev/null || true; }
 
 # run_wrk DURATION OUTFILE: sets RUN_* (parse_wrk), RUN_CTL_PCT / RUN_WORKER_PCT (a CPU's share
 # of the control thread and of the busiest other thread), RUN_STEPS (changes the fake made) and
-# RUN_STORED (node sets the gateway stored) during the run.
+# RUN_STORED (node sets the gateway stored) and RUN_FAKE_PCT (the fake's share of a CPU: it
+# runs beside wrk) during the run.
 run_wrk() {
-  local dur=$1 out=$2 start end before after steps_before stored_before
+  local dur=$1 out=$2 start end before after steps_before stored_before fake_before fake_after
   before=$(thread_ticks)
+  fake_before=$(cpu_ticks "$fake_pid")
   steps_before=$(count_lines '^STEP' "$fake_out")
   stored_before=$(count_lines 'new node set stored' "$gw_log")
   start=$(date +%s.%N)
@@ -217,6 +220,9 @@ run_wrk() {
   wrk_pid=
   end=$(date +%s.%N)
   after=$(thread_ticks)
+  fake_after=$(cpu_ticks "$fake_pid")
+  RUN_FAKE_PCT=$(awk -v t=$((fake_after - fake_before)) -v hz="$clk_tck" -v s="$start" -v e="$end" \
+    'BEGIN {printf "%.2f", 100 * t / hz / (e - s)}')
   RUN_STEPS=$(($(count_lines '^STEP' "$fake_out") - steps_before))
   RUN_STORED=$(($(count_lines 'new node set stored' "$gw_log") - stored_before))
   parse_wrk "$out" || exit 1
@@ -231,7 +237,7 @@ echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change ev
   "(churn), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "pinning: ${proxy_cpus[*]:-off}"
-declare -A rps p50 p99 errs ctl wrk_cpu steps stored last_p99
+declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu steps stored last_p99
 p99_ratios=
 for ((round = 1; round <= rounds; round++)); do
   if ((round % 2)); then modes=(static churn); else modes=(churn static); fi
@@ -246,11 +252,12 @@ for ((round = 1; round <= rounds; round++)); do
     errs[$mode]=$((${errs[$mode]:-0} + RUN_ERRORS))
     ctl[$mode]+="$RUN_CTL_PCT "
     wrk_cpu[$mode]+="$RUN_WORKER_PCT "
+    fake_cpu[$mode]+="$RUN_FAKE_PCT "
     steps[$mode]+="$RUN_STEPS "
     stored[$mode]+="$RUN_STORED "
-    printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  control %5.2f%%  worker %6.2f%%\n' \
+    printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  control %5.2f%%  worker %6.2f%%  fake %5.2f%%\n' \
       "$round" "$mode" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_ERRORS" "$RUN_STEPS" "$RUN_STORED" \
-      "$RUN_CTL_PCT" "$RUN_WORKER_PCT"
+      "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT"
     if ((RUN_ERRORS > 0)); then
       echo "  (errors: $(grep -E 'Non-2xx|Socket errors' "$work/$mode-$round/wrk.txt" | tr '\n' ' '))"
     fi
@@ -261,14 +268,14 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 echo
-printf '%-7s %10s %9s %9s %7s %12s %12s %9s %9s\n' mode "req/s" "p50 ms" "p99 ms" errors \
-  "changes/run" "stored/run" "control" worker
+printf '%-7s %10s %9s %9s %7s %12s %12s %9s %9s %9s\n' mode "req/s" "p50 ms" "p99 ms" errors \
+  "changes/run" "stored/run" "control" worker fake
 # shellcheck disable=SC2086  # the per-round values are space-separated on purpose
 for mode in static churn; do
-  printf '%-7s %10.0f %9.3f %9.3f %7d %12.0f %12.0f %8.2f%% %8.2f%%\n' "$mode" \
+  printf '%-7s %10.0f %9.3f %9.3f %7d %12.0f %12.0f %8.2f%% %8.2f%% %8.2f%%\n' "$mode" \
     "$(median ${rps[$mode]})" "$(median ${p50[$mode]})" "$(median ${p99[$mode]})" "${errs[$mode]}" \
     "$(median ${steps[$mode]})" "$(median ${stored[$mode]})" "$(median ${ctl[$mode]})" \
-    "$(median ${wrk_cpu[$mode]})"
+    "$(median ${wrk_cpu[$mode]})" "$(median ${fake_cpu[$mode]})"
 done
 # shellcheck disable=SC2086
 {

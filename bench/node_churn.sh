@@ -36,6 +36,9 @@
 #        FAKE_BIN             default: build/release/bench/fake_kube_churn
 #        PIN=auto             auto|1|0: the gateway on CPU 0; wrk, nginx and the fake on the
 #                             others (auto = with 2+ CPUs and taskset)
+#        CONTROL_CPUS=        a CPU list: moves the gateway's control thread there after start
+#                             (taskset -p), the worker staying on CPU 0 (is a p99 gap the
+#                             control thread's work taking the worker's CPU?)
 #        KEEP=0               1 = keep the work directory
 set -euo pipefail
 
@@ -174,6 +177,9 @@ EOF
   extra=$(printf 'discovery:\n  kubernetes:\n    service: {schema: http, host: "127.0.0.1", port: "%s"}\n    client: {token: churn}\n    watch_endpoint_slices: true' "$kube_port")
   TURNPIKE_LOG_LEVEL=debug start_turnpike_process "$dir" "$extra" "${proxy_cpus[@]}"
   gw_pid=$TURNPIKE_PID
+  if [[ -n ${CONTROL_CPUS:-} ]]; then
+    taskset -p -c "$CONTROL_CPUS" "$gw_pid" >/dev/null  # the main thread only
+  fi
   gw_log=$dir/turnpike.log
   gw_url=http://127.0.0.1:$TURNPIKE_PORT/hello
   ((delay_ms > 0)) && gw_url=http://127.0.0.1:$TURNPIKE_PORT
@@ -236,7 +242,7 @@ run_wrk() {
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
   "(churn), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
-  "pinning: ${proxy_cpus[*]:-off}"
+  "pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}"
 declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu steps stored last_p99
 p99_ratios=
 for ((round = 1; round <= rounds; round++)); do

@@ -289,7 +289,7 @@ done
   per_round=$(awk -v m="$(median $p99_ratios)" 'BEGIN {printf "%.3f", m / 1000}')
 }
 verdict=PASS
-((${errs[churn]} == 0 && ${errs[static]} == 0)) || verdict=FAIL
+((errs[churn] == 0 && errs[static] == 0)) || verdict=FAIL
 awk -v r="$per_round" 'BEGIN {exit !(r <= 1.10)}' || verdict=FAIL
 echo "p99 churn/static: ${ratio}x (medians), ${per_round}x (median of per-round ratios);" \
   "errors static ${errs[static]}, churn ${errs[churn]}; target 0 errors and <= 1.10x: $verdict"

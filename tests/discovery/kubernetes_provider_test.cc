@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -376,6 +378,52 @@ TEST_F(KubernetesProviderTest, EndpointSlicesOfAServiceAreMergedAndOnlyReadyOnes
              FakeKubeApiServer::EndpointSlice("default", "web-b", "web",
                                               {{"10.0.0.1"}, {"10.0.0.2"}}, {{"http", 8080}}));
   ASSERT_TRUE(WaitFor("default/web:http", Nodes({{"10.0.0.1", 8080}, {"10.0.0.2", 8080}}, 7)));
+}
+
+// Each slice is sorted once when it arrives and a service's slices are merged per change:
+// whatever the slices hold, in whatever order, the published list is sorted by host then port.
+TEST_F(KubernetesProviderTest, ManySlicesMergeIntoOneSortedList) {
+  std::mt19937 rng(11);
+  std::vector<std::string> ips;
+  for (int i = 0; i < 300; ++i)
+    ips.push_back("10.0." + std::to_string(i % 7) + "." + std::to_string(i));
+  std::shuffle(ips.begin(), ips.end(), rng);
+  DiscoveredNodes want;
+  // 7 slices of uneven sizes (an odd count of runs, one empty), two ports of the same name.
+  const size_t cuts[] = {0, 10, 10, 90, 91, 200, 260, 300};
+  for (int s = 0; s < 7; ++s) {
+    std::vector<FakeKubeApiServer::SliceEndpoint> endpoints;
+    for (size_t i = cuts[s]; i < cuts[s + 1]; ++i) {
+      endpoints.push_back({ips[i]});
+      want.push_back({ips[i], 8000 + s % 2, 1, 0});
+    }
+    api_.Apply(Kind::kEndpointSlices,
+               FakeKubeApiServer::EndpointSlice("default", "web-" + std::to_string(s), "web",
+                                                endpoints, {{"http", 8000 + s % 2}}));
+  }
+  std::sort(want.begin(), want.end(), [](const DiscoveredNode& a, const DiscoveredNode& b) {
+    return a.host != b.host ? a.host < b.host : a.port < b.port;
+  });
+  KubernetesClusterConfig c = Cluster(api_);
+  c.watch_endpoint_slices = true;
+  c.default_weight = 1;
+  ASSERT_NO_FATAL_FAILURE(StartProvider(c));
+  ASSERT_NO_FATAL_FAILURE(WatchReady("default/web:http"));
+  EXPECT_EQ(sink_.Last("default/web:http"), want);
+  // A change of one slice (the churn benchmark's step): still one sorted list.
+  std::vector<FakeKubeApiServer::SliceEndpoint> moved = {{"10.9.0.1"}, {"10.0.0.0"}, {"9.9.9.9"}};
+  api_.Apply(Kind::kEndpointSlices,
+             FakeKubeApiServer::EndpointSlice("default", "web-3", "web", moved, {{"http", 8001}}));
+  std::erase_if(want, [](const DiscoveredNode& n) { return n.port == 8001; });
+  for (int s = 1; s < 7; s += 2) {
+    if (s == 3) continue;
+    for (size_t i = cuts[s]; i < cuts[s + 1]; ++i) want.push_back({ips[i], 8001, 1, 0});
+  }
+  for (const auto& e : moved) want.push_back({e.ip, 8001, 1, 0});
+  std::sort(want.begin(), want.end(), [](const DiscoveredNode& a, const DiscoveredNode& b) {
+    return a.host != b.host ? a.host < b.host : a.port < b.port;
+  });
+  ASSERT_TRUE(WaitFor("default/web:http", want)) << Describe(sink_.Last("default/web:http"));
 }
 
 TEST_F(KubernetesProviderTest, SeveralClustersByIdInTheServiceName) {

@@ -90,6 +90,19 @@ void LowerThreadPriority() {
   if (errno == 0 && current < kReloadNice) setpriority(PRIO_PROCESS, tid, kReloadNice);
 }
 
+// The control thread itself (discovery, health checks, the exporters, the control API, the
+// reload's hand-over) runs at nice kControlNice once the workers run, and yields at its courtesy
+// points (a node set's nodes, a scrape's series): on CPUs the workers share, a request woken
+// meanwhile does not wait for its time slice. Never raises the priority.
+constexpr int kControlNice = 5;
+void LowerControlThreadPriority() {
+  auto tid = static_cast<id_t>(gettid());
+  errno = 0;
+  int current = getpriority(PRIO_PROCESS, tid);
+  if (errno == 0 && current < kControlNice) setpriority(PRIO_PROCESS, tid, kControlNice);
+  base::SetCourtesy(true);
+}
+
 // A reload also gives the CPU back every 100 us (base/courtesy.h), for its first
 // kReloadCourtesyNs: workers woken meanwhile do not wait for its time slice. If the CPUs are
 // still busy after that, it finishes at nice 10 without yielding.
@@ -403,6 +416,8 @@ bool Control::StartServing() {
     workers_.back()->set_access_log(access_log);
     workers_.back()->Start(current_);
   }
+  // After the workers started: threads inherit their creator's nice value.
+  LowerControlThreadPriority();
   std::string where;
   for (const auto& l : gateway_->listen) {
     where += (where.empty() ? "" : ", ") + l.ip + ":" + std::to_string(l.port);

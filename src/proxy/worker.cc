@@ -185,8 +185,14 @@ void Worker::OnClientClosed(DownstreamConnection* conn) {
   MaybeFinish();
 }
 
-void Worker::OnUpstreamClosed(UpstreamConnection*) {
+void Worker::OnUpstreamClosed(UpstreamConnection* conn) {
   --upstream_live_;
+  // An address with no idle connection left loses its entry when one of its connections
+  // closes (PutIdle makes it again): under node churn the map would otherwise keep every
+  // address ever used.
+  if (auto it = idle_.find(conn->key()); it != idle_.end() && it->second.empty()) {
+    idle_.erase(it);
+  }
   MaybeFinish();
 }
 

@@ -148,6 +148,9 @@ class Worker {
   // Returns true when kept (the pool then owns it), false when the caller must close it.
   bool PutIdle(UpstreamConnection* conn, size_t pool_size, double idle_timeout);
   void RemoveIdle(UpstreamConnection* conn);
+  // Addresses with an entry in the pool: only while some connection to the address is idle,
+  // or open since the entry was made (tests; on the worker's thread or after Join()).
+  size_t pooled_addresses() const { return idle_.size(); }
 
   void OnClientClosed(DownstreamConnection* conn);
   void OnUpstreamOpened() { ++upstream_live_; }

@@ -246,6 +246,31 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   worker.Join();
 }
 
+// The keep-alive pool forgets an address once its connections are gone (under node churn it
+// kept an empty entry for every address ever used): two nodes pooled, then the worker drains
+// and closes them.
+TEST(WorkerPoolTest, ClosedConnectionsTakeTheirAddressesOutOfThePool) {
+  Origin a;
+  Origin b;
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto gateway = OneWorkerGateway();
+  config::RoutesConfig routes = OriginRoutes(a.port());
+  routes.upstreams[0].nodes.push_back({.host = "127.0.0.1", .port = b.port(), .weight = 1});
+  BuildReport report;
+  SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
+  ServingWorker serving(gateway);
+  ASSERT_GE(serving.listen_fd, 0);
+  serving.worker.Start(snap);
+  int fd = ConnectTo(serving.port);
+  ASSERT_GE(fd, 0);
+  size_t response_len = 0;
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len));
+  close(fd);
+  serving.worker.Drain();
+  serving.worker.Join();
+  EXPECT_EQ(serving.worker.pooled_addresses(), 0u);
+}
+
 // Every balancer on the hot path, with two nodes so that the picker runs (one node bypasses
 // it): chash computes each request's key (a header, a cookie, a rendered template) and finds
 // its point; least_conn and ewma report each attempt. Keys change from request to request.

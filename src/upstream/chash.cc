@@ -11,36 +11,68 @@
 namespace turnpike::upstream {
 namespace {
 
-constexpr uint32_t kNoRing = UINT32_MAX;
+thread_local uint64_t ring_builds = 0;
 
-// Sorts ring points (hash << 32 | node) by hash, keeping equal hashes in their input order
-// (ascending node index): an LSD radix sort on the hash's 32 bits, three passes of 11 bits.
-// A 10k-node ring has 1.6 million points; this is ~10x faster than std::sort there.
-void SortPoints(std::vector<uint64_t>* points) {
-  if (points->size() < 1024) {
-    std::sort(points->begin(), points->end());  // the low half (node) breaks ties the same way
-    return;
-  }
-  constexpr int kBits = 11;
-  constexpr size_t kBuckets = size_t{1} << kBits;
-  const size_t n = points->size();
-  // Not zero-filled: the first pass writes every slot.
-  std::unique_ptr<uint64_t[]> tmp(new uint64_t[n]);
-  uint64_t* from = points->data();
-  uint64_t* to = tmp.get();
-  for (int shift = 32; shift < 64; shift += kBits) {
-    std::array<size_t, kBuckets> count{};
-    for (size_t i = 0; i < n; ++i) ++count[(from[i] >> shift) & (kBuckets - 1)];
-    size_t sum = 0;
-    for (size_t& c : count) {
-      const size_t k = c;
-      c = sum;
-      sum += k;
+// Calls f(position, hash, node) for every point of `members`, position being the point's
+// rank in member order (member 0's points first, each member's in chain order). A point's
+// CRC depends on the previous point of its member, so a lone chain waits on its table
+// lookups; four members run side by side to overlap them.
+template <typename F>
+void ForEachPoint(const std::vector<HashRing::Member>& members, F&& f) {
+  auto seed = [](const HashRing::Member& m) {
+    return Crc32Update(kCrc32Init, reinterpret_cast<const unsigned char*>(m.id.data()),
+                       m.id.size());
+  };
+  // Points [from, to) of one member, `prev` being point from - 1's hash (0 for the first).
+  auto chain = [&f](uint64_t start, uint32_t crc, uint32_t node, uint32_t prev, uint64_t from,
+                    uint64_t to) {
+    for (uint64_t i = from; i < to; ++i) {
+      prev = Crc32Final(Crc32UpdateWord(crc, prev));
+      f(start + i, prev, node);
     }
-    for (size_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & (kBuckets - 1)]++] = from[i];
-    std::swap(from, to);
+  };
+  uint64_t start = 0;
+  size_t m = 0;
+  for (; m + 4 <= members.size(); m += 4) {
+    const HashRing::Member* g = &members[m];
+    const uint32_t crc[4] = {seed(g[0]), seed(g[1]), seed(g[2]), seed(g[3])};
+    const uint64_t at[4] = {start, start + g[0].points, start + g[0].points + g[1].points,
+                            start + g[0].points + g[1].points + g[2].points};
+    uint32_t prev[4] = {0, 0, 0, 0};
+    const uint64_t common =
+        std::min(std::min(g[0].points, g[1].points), std::min(g[2].points, g[3].points));
+    for (uint64_t i = 0; i < common; ++i) {
+      for (int k = 0; k < 4; ++k) {
+        prev[k] = Crc32Final(Crc32UpdateWord(crc[k], prev[k]));
+        f(at[k] + i, prev[k], g[k].node);
+      }
+    }
+    for (int k = 0; k < 4; ++k) chain(at[k], crc[k], g[k].node, prev[k], common, g[k].points);
+    start = at[3] + g[3].points;
   }
-  if (from != points->data()) std::copy(from, from + n, points->data());  // an odd pass count
+  for (; m < members.size(); ++m) {
+    chain(start, seed(members[m]), members[m].node, 0, 0, members[m].points);
+    start += members[m].points;
+  }
+}
+
+// One stable counting-sort pass of `n` points (hash << 32 | node) on the digit
+// (hash >> shift) & mask; `starts` holds each digit's first position and is advanced past it.
+void ScatterPass(const uint64_t* from, uint64_t* to, uint32_t n, uint32_t shift, uint32_t mask,
+                 uint32_t* starts) {
+  for (uint32_t i = 0; i < n; ++i) {
+    to[starts[(static_cast<uint32_t>(from[i] >> 32) >> shift) & mask]++] = from[i];
+  }
+}
+
+// counts[d] becomes the sum of counts before d.
+void PrefixSums(uint32_t* counts, uint32_t size) {
+  uint32_t sum = 0;
+  for (uint32_t d = 0; d < size; ++d) {
+    const uint32_t c = counts[d];
+    counts[d] = sum;
+    sum += c;
+  }
 }
 
 // The ring of one priority group: 160 points per weight unit after dividing the weights by
@@ -84,50 +116,94 @@ std::string ChashPicker::RingId(const Node& node) {
 
 void HashRing::Build(const std::vector<Member>& members) {
   uint64_t total = 0;
-  for (const Member& m : members) total += m.points;
-  std::vector<uint64_t> points(total);
-  uint64_t* out = points.data();
+  uint32_t max_node = 0;
   for (const Member& m : members) {
-    const uint32_t base =
-        Crc32Update(kCrc32Init, reinterpret_cast<const unsigned char*>(m.id.data()), m.id.size());
-    // Point i is the CRC-32 of the id followed by point i - 1's four bytes (0 for the first).
-    uint32_t prev = 0;
-    for (uint64_t i = 0; i < m.points; ++i) {
-      prev = Crc32Final(Crc32UpdateWord(base, prev));
-      *out++ = uint64_t{prev} << 32 | m.node;
-    }
+    total += m.points;
+    max_node = std::max(max_node, m.node);
   }
-  SortPoints(&points);
-
-  const auto n = static_cast<uint32_t>(points.size());
-  hashes_.resize(n);
-  nodes_.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    hashes_[i] = static_cast<uint32_t>(points[i] >> 32);
-    nodes_[i] = static_cast<uint32_t>(points[i]);
-  }
+  const auto n = static_cast<uint32_t>(total);
+  size_ = n;
   members_ = static_cast<uint32_t>(members.size());
 
-  // About four points per index bucket: a lookup reads one index entry and scans a few
-  // consecutive hashes.
+  // About four points per bucket: a lookup reads one index entry and scans a few
+  // consecutive points.
   const int bits = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 1, 24);
   shift_ = 32 - static_cast<uint32_t>(bits);
+  narrow_ = shift_ <= 16 && max_node <= 0xffffu;
   const uint32_t buckets = 1u << bits;
+
+  // The points as hash << 32 | node, sorted on the hash, stably: equal hashes keep member
+  // order (ascending node index in ChashRings). Small rings: std::stable_sort. Others: an
+  // LSD radix sort, three passes of 11 bits (2048 counters: a pass's destinations stay in
+  // cache), whose digits are all counted while the points are computed; its last pass writes
+  // a wide ring's own points.
+  narrow_points_ = {};
+  wide_points_ = {};
+  std::vector<uint64_t> scratch;
+  std::vector<uint64_t>& sorted = narrow_ ? scratch : wide_points_;
+  if (n < 1024) {
+    sorted.resize(n);
+    ForEachPoint(members, [&sorted](uint64_t at, uint32_t hash, uint32_t node) {
+      sorted[at] = uint64_t{hash} << 32 | node;
+    });
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](uint64_t x, uint64_t y) { return x >> 32 < y >> 32; });
+  } else {
+    constexpr uint32_t kDigitBits = 11;
+    constexpr uint32_t kDigits = 1u << kDigitBits;
+    std::vector<uint32_t> counts(3 * kDigits, 0);
+    uint32_t* count = counts.data();
+    // Not value-initialized: every slot is written.
+    std::unique_ptr<uint64_t[]> first(new uint64_t[n]);
+    std::unique_ptr<uint64_t[]> second(new uint64_t[n]);
+    uint64_t* a = first.get();
+    uint64_t* b = second.get();
+    ForEachPoint(members, [=](uint64_t at, uint32_t hash, uint32_t node) {
+      a[at] = uint64_t{hash} << 32 | node;
+      ++count[hash & (kDigits - 1)];
+      ++count[kDigits + ((hash >> kDigitBits) & (kDigits - 1))];
+      ++count[2 * kDigits + (hash >> (2 * kDigitBits))];
+    });
+    for (uint32_t p = 0; p < 3; ++p) PrefixSums(count + p * kDigits, kDigits);
+    ScatterPass(a, b, n, 0, kDigits - 1, count);
+    ScatterPass(b, a, n, kDigitBits, kDigits - 1, count + kDigits);
+    second.reset();
+    sorted.resize(n);
+    ScatterPass(a, sorted.data(), n, 2 * kDigitBits, kDigits - 1, count + 2 * kDigits);
+  }
+
+  // The index, by a scan of the sorted points; a narrow ring's points on the way.
   index_.assign(buckets + 1, n);
-  uint32_t p = 0;
-  for (uint32_t b = 0; b < buckets; ++b) {
-    const uint64_t low = uint64_t{b} << shift_;
-    while (p < n && hashes_[p] < low) ++p;
-    index_[b] = p;
+  if (narrow_) narrow_points_.resize(n);
+  uint32_t next = 0;  // the first bucket whose start is not known yet
+  for (uint32_t i = 0; i < n; ++i) {
+    const auto hash = static_cast<uint32_t>(sorted[i] >> 32);
+    for (const uint32_t bucket = hash >> shift_; next <= bucket; ++next) index_[next] = i;
+    if (narrow_) {
+      // A narrow point keeps the hash's low 16 bits; its bucket (16 bits or more) the rest.
+      narrow_points_[i] = (hash & 0xffffu) << 16 | static_cast<uint32_t>(sorted[i]);
+    }
   }
 }
 
-void ChashPicker::Rebuild() {
-  rings_.clear();
-  zero_weight_.clear();
-  const std::vector<Node>& nodes = set_->nodes;
-  ring_of_.assign(nodes.size(), kNoRing);
-  if (nodes.empty()) return;
+uint32_t HashRing::hash(uint32_t point) const {
+  if (!narrow_) return static_cast<uint32_t>(wide_points_[point] >> 32);
+  // The last bucket starting at or before the point is the point's.
+  const auto it = std::upper_bound(index_.begin(), index_.end(), point);
+  const auto bucket = static_cast<uint32_t>(it - index_.begin() - 1);
+  return bucket << shift_ | narrow_points_[point] >> 16;
+}
+
+size_t HashRing::memory() const {
+  return narrow_points_.capacity() * sizeof(uint32_t) + wide_points_.capacity() * sizeof(uint64_t) +
+         index_.capacity() * sizeof(uint32_t);
+}
+
+ChashRingsConstSharedPtr ChashRings::Build(const std::vector<Node>& nodes) {
+  ++ring_builds;
+  auto out = std::make_shared<ChashRings>();
+  out->ring_of_.assign(nodes.size(), kNoRing);
+  if (nodes.empty()) return out;
 
   std::vector<uint32_t> order(nodes.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -140,25 +216,44 @@ void ChashPicker::Rebuild() {
     if (node.weight > 0) {
       members.push_back(order[i]);
     } else {
-      zero_weight_.push_back(order[i]);
+      out->zero_weight_.push_back(order[i]);
     }
     const bool group_ends = i + 1 == order.size() || nodes[order[i + 1]].priority != node.priority;
     if (group_ends && !members.empty()) {
-      rings_.emplace_back();
-      BuildGroupRing(nodes, members, &rings_.back());
-      for (uint32_t m : members) ring_of_[m] = static_cast<uint32_t>(rings_.size() - 1);
+      out->rings_.emplace_back();
+      BuildGroupRing(nodes, members, &out->rings_.back());
+      for (uint32_t m : members) out->ring_of_[m] = static_cast<uint32_t>(out->rings_.size() - 1);
       members.clear();
     }
+  }
+  return out;
+}
+
+uint64_t ChashRings::builds_on_this_thread() { return ring_builds; }
+
+size_t ChashRings::memory() const {
+  size_t bytes = 0;
+  for (const HashRing& ring : rings_) bytes += ring.memory();
+  return bytes;
+}
+
+void ChashPicker::Rebuild() {
+  own_.reset();
+  rings_ = set_->chash.get();
+  if (rings_ == nullptr && !set_->nodes.empty()) {
+    own_ = ChashRings::Build(set_->nodes);
+    rings_ = own_.get();
   }
 }
 
 uint32_t ChashPicker::PickAvoiding(uint32_t hash, const TriedSet& avoid) {
-  for (uint32_t r = 0; r < rings_.size(); ++r) {
-    const HashRing& ring = rings_[r];
+  const std::vector<HashRing>& rings = rings_->rings();
+  for (uint32_t r = 0; r < rings.size(); ++r) {
+    const HashRing& ring = rings[r];
     if (avoid.count() == 0) return ring.node(ring.Find(hash));  // a first attempt
     uint32_t avoided = 0;
     avoid.ForEach([&](uint32_t i) {
-      if (i < ring_of_.size() && ring_of_[i] == r) ++avoided;
+      if (rings_->ring_of(i) == r) ++avoided;
     });
     if (avoided >= ring.members()) continue;  // all tried: the next priority group
     // Some node of this ring is not avoided, so the walk ends within one turn.
@@ -168,14 +263,14 @@ uint32_t ChashPicker::PickAvoiding(uint32_t hash, const TriedSet& avoid) {
     }
     return ring.node(p);
   }
-  for (uint32_t i : zero_weight_) {
+  for (uint32_t i : rings_->zero_weight()) {
     if (!avoid.Contains(i)) return i;
   }
   return kNone;
 }
 
 uint32_t ChashPicker::Pick(const PickRequest& request) {
-  if (set_ == nullptr) return kNone;
+  if (rings_ == nullptr) return kNone;
   const TriedSet& tried = *request.tried;
   if (down_.count() != 0) {
     avoid_.Clear();

@@ -28,19 +28,14 @@ constexpr std::array<std::array<uint32_t, 256>, 4> MakeSliced() {
   return t;
 }
 
-constexpr std::array<std::array<uint32_t, 256>, 4> kSliced = MakeSliced();
-
 }  // namespace
+
+// Constant-initialized: no static-initialization order question for callers.
+constinit const std::array<std::array<uint32_t, 256>, 4> crc32_internal::kSliced = MakeSliced();
 
 uint32_t Crc32Update(uint32_t state, const unsigned char* data, size_t len) {
   for (size_t i = 0; i < len; ++i) state = kTable[(state ^ data[i]) & 0xffu] ^ (state >> 8);
   return state;
-}
-
-uint32_t Crc32UpdateWord(uint32_t state, uint32_t word) {
-  const uint32_t x = state ^ word;
-  return kSliced[3][x & 0xffu] ^ kSliced[2][(x >> 8) & 0xffu] ^ kSliced[1][(x >> 16) & 0xffu] ^
-         kSliced[0][x >> 24];
 }
 
 }  // namespace turnpike::upstream

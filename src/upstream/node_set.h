@@ -1,6 +1,6 @@
 // NodeSet: an immutable snapshot of the nodes of one upstream.
 //
-// Producers (static config today, discovery providers later) build a new NodeSet whenever
+// Producers (static config, discovery::Directory) build a new NodeSet whenever
 // the content changes and never mutate a published one, so a worker detects a change by
 // comparing pointers. Shared read-only across threads.
 #pragma once
@@ -16,7 +16,7 @@
 namespace turnpike::upstream {
 
 struct Node {
-  std::string host;        // as configured (domain or IP literal, IPv6 without brackets)
+  std::string host;  // as configured (domain or IP literal, IPv6 without brackets)
   uint16_t port = 0;
   int weight = 1;
   int priority = 0;
@@ -28,8 +28,15 @@ struct Node {
   std::string host_header;  // `host[:port]` for pass_host=node (port omitted when default)
 };
 
+class ChashRings;  // upstream/chash.h
+
 struct NodeSet {
   std::vector<Node> nodes;
+  // The consistent-hash rings of `nodes`, when the set is published for a chash upstream
+  // (NodeSetSlot::chash()): built by the producer before it publishes the set, then shared,
+  // read-only, by every worker's picker (upstream/chash.h). Null otherwise. Not part of the
+  // set's value (SameNodes ignores it: it derives from the nodes).
+  std::shared_ptr<const ChashRings> chash = nullptr;
 };
 
 using NodeSetConstSharedPtr = std::shared_ptr<const NodeSet>;

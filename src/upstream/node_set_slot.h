@@ -13,6 +13,12 @@
 // keeps its key and node source across a reload keeps its slot, hence its set and the
 // workers' pickers.
 //
+// A slot of a chash upstream is made with `chash` set: whoever stores a non-empty set into
+// it attaches the set's rings first (NodeSet::chash, upstream::ChashRings::Build, off the
+// workers), so that the release store that publishes the pointer also publishes ready rings
+// and no worker builds one. The flag is fixed for the slot's life: an upstream whose balancer
+// becomes or stops being chash gets a new slot (proxy::UpstreamBuilder).
+//
 // Thread rules: Store() from one thread at a time (the control thread, or the reload job
 // before the snapshot is published); Peek() and Load() from any thread. A set replaced by
 // Store() is returned to the caller so that it can be released on the control thread once no
@@ -34,12 +40,18 @@ const NodeSetConstSharedPtr& EmptyNodeSet();
 class NodeSetSlot {
  public:
   NodeSetSlot() : NodeSetSlot(EmptyNodeSet()) {}
-  explicit NodeSetSlot(NodeSetConstSharedPtr initial)
-      : value_(initial ? std::move(initial) : EmptyNodeSet()), current_(value_.get()) {}
+  explicit NodeSetSlot(NodeSetConstSharedPtr initial, bool chash = false)
+      : value_(initial ? std::move(initial) : EmptyNodeSet()),
+        current_(value_.get()),
+        chash_(chash) {}
   NodeSetSlot(const NodeSetSlot&) = delete;
   NodeSetSlot& operator=(const NodeSetSlot&) = delete;
 
-  // Publishes `set` (null means empty) and returns the set it replaces.
+  // Whether sets stored here must carry their chash rings (see above).
+  bool chash() const { return chash_; }
+
+  // Publishes `set` (null means empty) and returns the set it replaces. REQUIRES: when
+  // chash(), a non-empty `set` has its rings (NodeSet::chash).
   NodeSetConstSharedPtr Store(NodeSetConstSharedPtr set) {
     if (!set) set = EmptyNodeSet();
     const NodeSet* raw = set.get();
@@ -65,6 +77,7 @@ class NodeSetSlot {
   mutable std::mutex mu_;
   NodeSetConstSharedPtr value_;
   std::atomic<const NodeSet*> current_;
+  const bool chash_;
 };
 
 using NodeSetSlotSharedPtr = std::shared_ptr<NodeSetSlot>;

@@ -302,5 +302,95 @@ TEST(ChashTest, LargeNodeIndexesInTheTriedSet) {
   EXPECT_EQ(PickFor(p, "user-42", tried), kNone);
 }
 
+// Rings of 2^18 points or more keep 4 bytes a point (the low 16 bits of the hash beside the
+// node; the bucket gives the rest): the same points, found the same way, as the naive ring.
+TEST(HashRingTest, NarrowRingsAgreeWithTheNaiveRing) {
+  auto set = Set(std::vector<int>(2000, 1));  // 320k points
+  std::vector<uint32_t> members(2000);
+  for (uint32_t i = 0; i < 2000; ++i) members[i] = i;
+  NaiveRing naive(*set, members, 1);
+  ChashPicker p;
+  p.Build(set);
+  const HashRing& ring = p.rings()->rings()[0];
+  ASSERT_TRUE(ring.narrow());
+  ASSERT_EQ(ring.size(), naive.size());
+  EXPECT_LT(ring.memory(), size_t{ring.size()} * 6) << "about 4.9 bytes a point";
+  for (uint32_t q = 1; q < ring.size(); ++q) ASSERT_LE(ring.hash(q - 1), ring.hash(q));
+  std::mt19937 rng(3);
+  TriedSet none;
+  for (int i = 0; i < 50000; ++i) {
+    const uint32_t h = i < 3 ? std::vector<uint32_t>{0, UINT32_MAX, ring.hash(7)}[i]
+                             : static_cast<uint32_t>(rng());
+    const uint32_t q = ring.Find(h);
+    ASSERT_EQ(ring.node(q), naive.Find(h, none)) << h;
+    ASSERT_TRUE(q == 0 ? h > ring.hash(ring.size() - 1) || h <= ring.hash(0)
+                       : ring.hash(q - 1) < h && ring.hash(q) >= h)
+        << h;
+  }
+  // Retries walk the narrow ring as the naive one.
+  for (int i = 0; i < 200; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    TriedSet tried;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const uint32_t got = PickFor(p, key, tried);
+      ASSERT_EQ(got, naive.Find(Crc32(key), tried));
+      tried.Add(got);
+    }
+  }
+}
+
+// Node indexes of 65536 or more do not fit a narrow point: such a ring stays wide.
+TEST(HashRingTest, NodesBeyond16BitsKeepWidePoints) {
+  std::vector<std::string> ids;
+  std::vector<HashRing::Member> members;
+  for (uint32_t i = 0; i < 2000; ++i) ids.push_back("m" + std::to_string(i));
+  for (uint32_t i = 0; i < 2000; ++i) members.push_back({ids[i], 70000 + i, 160});
+  HashRing ring;
+  ring.Build(members);
+  EXPECT_FALSE(ring.narrow());
+  EXPECT_EQ(ring.size(), 320000u);
+  std::mt19937 rng(5);
+  for (int i = 0; i < 1000; ++i) {
+    const uint32_t q = ring.Find(static_cast<uint32_t>(rng()));
+    ASSERT_GE(ring.node(q), 70000u);
+    ASSERT_LT(ring.node(q), 72000u);
+  }
+}
+
+// The rings come with the set (NodeSet::chash): pickers take them, build nothing, and pick as a
+// picker with a ring of its own does.
+TEST(ChashTest, PickersShareTheSetsRings) {
+  auto set = std::make_shared<NodeSet>(*Set({1, 3, 2, 5}, {0, 0, 1, 1}));
+  const uint64_t builds = ChashRings::builds_on_this_thread();
+  set->chash = ChashRings::Build(set->nodes);
+  EXPECT_EQ(ChashRings::builds_on_this_thread(), builds + 1);
+  const NodeSetConstSharedPtr shared = set;
+  ChashPicker one, two;
+  one.Build(shared);
+  two.Build(shared);
+  EXPECT_EQ(ChashRings::builds_on_this_thread(), builds + 1) << "no picker built a ring";
+  EXPECT_EQ(one.rings(), set->chash.get());
+  EXPECT_EQ(two.rings(), set->chash.get());
+
+  ChashPicker own;  // a set without rings: the picker builds them, on this thread
+  own.Build(Set({1, 3, 2, 5}, {0, 0, 1, 1}));
+  EXPECT_EQ(ChashRings::builds_on_this_thread(), builds + 2);
+  EXPECT_NE(own.rings(), set->chash.get());
+  for (int i = 0; i < 2000; ++i) {
+    const std::string key = "user-" + std::to_string(i);
+    TriedSet tried;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const uint32_t got = PickFor(one, key, tried);
+      ASSERT_EQ(got, PickFor(own, key, tried)) << key << " attempt " << attempt;
+      tried.Add(got);
+    }
+  }
+
+  ChashPicker empty;  // the empty set: nothing to build, nothing to pick
+  empty.Build(std::make_shared<NodeSet>());
+  EXPECT_EQ(ChashRings::builds_on_this_thread(), builds + 2);
+  EXPECT_EQ(PickFor(empty, "x"), kNone);
+}
+
 }  // namespace
 }  // namespace turnpike::upstream

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/courtesy.h"
+#include "upstream/chash.h"
 
 namespace turnpike::discovery {
 
@@ -216,6 +217,9 @@ void Directory::Rebuild(Entry* e) {
     ++stats_.unchanged;
     return;
   }
+  // A chash upstream's rings, built here (control thread) before the set is visible: the
+  // workers take them as they are (upstream/chash.h).
+  if (slot.chash() && !set->nodes.empty()) set->chash = upstream::ChashRings::Build(set->nodes);
   ++stats_.stored;
   // One line per set workers will switch to (bench/node_churn.sh counts them).
   spdlog::debug("{}: new node set stored ({} nodes)", e->binding.name, set->nodes.size());

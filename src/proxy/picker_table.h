@@ -6,7 +6,9 @@
 // the upstreams it touched, nothing else, and no route, chain or router is rebuilt. A new
 // snapshot carries pickers over for the node sets it still uses (same pointer) with the same
 // balancer type, so balancer state (round robin's turn, least_conn's counts, ewma's
-// latencies) survives reloads that do not touch an upstream's nodes or type.
+// latencies) survives reloads that do not touch an upstream's nodes or type. A chash picker
+// builds nothing: it takes the rings that came with the set, built once off the workers and
+// shared by all of them (upstream/chash.h).
 //
 // Upstreams with health checks (Upstream::health): a picker also carries the unhealthy nodes
 // of the health snapshot it was marked from (Picker::set_down), refreshed when the
@@ -37,7 +39,8 @@ class PickerTable {
   // Hot path. The current node set of `up`, for the request to pin (the returned pointer is
   // the one refcount a request pays for its nodes). One atomic load and a pointer compare;
   // when the slot's set changed (or on the upstream's first request) its picker is rebuilt
-  // first, which may allocate. `up` may belong to an older snapshot than the last Reset()
+  // first, which may allocate (O(nodes) for round robin, least_conn and ewma; O(1) for chash,
+  // whose rings come with the set). `up` may belong to an older snapshot than the last Reset()
   // one (a request that pinned its snapshot before a reload and reached its upstream after
   // it: its body was read first, or a plugin paused it): its set then comes straight from
   // its slot, and no picker of the current snapshot is touched.
@@ -65,6 +68,11 @@ class PickerTable {
 
   // Pickers built so far (tests: a rebuild happens only on a pointer change).
   uint64_t builds() const { return builds_; }
+  // Tests: the picker of `up` (an upstream of the last Reset() snapshot), null before its
+  // first request.
+  const upstream::Picker* picker(const Upstream& up) const {
+    return Current(up) ? pickers_[up.slot].get() : nullptr;
+  }
 
  private:
   // Is `up` the upstream in its slot of the last Reset() snapshot?

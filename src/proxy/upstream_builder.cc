@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "upstream/chash.h"
+
 namespace turnpike::proxy {
 namespace {
 
@@ -17,7 +19,7 @@ DiscoveredNodes StaticNodes(const config::UpstreamSpec& spec) {
 }
 
 // The node set of `nodes` when every host is an IP literal; null otherwise.
-upstream::NodeSetConstSharedPtr LiteralNodeSet(const DiscoveredNodes& nodes) {
+std::shared_ptr<upstream::NodeSet> LiteralNodeSet(const DiscoveredNodes& nodes) {
   auto set = std::make_shared<upstream::NodeSet>();
   set->nodes.reserve(nodes.size());
   for (const DiscoveredNode& n : nodes) {
@@ -55,7 +57,12 @@ const Upstream* UpstreamBuilder::Add(const config::UpstreamSpec& spec, std::stri
   auto prev_it = previous_.find(u->key);
   const Upstream* prev = prev_it == previous_.end() ? nullptr : prev_it->second;
 
-  upstream::NodeSetConstSharedPtr literal;
+  // A chash upstream's slot carries sets with their rings (upstream/node_set_slot.h); a slot
+  // is kept only for an upstream that still agrees on that.
+  const upstream::BalancerType balancer = BalancerOf(spec.type);
+  const bool chash = balancer == upstream::BalancerType::kChash;
+  const bool prev_fits = prev != nullptr && prev->nodes->chash() == chash;
+  std::shared_ptr<upstream::NodeSet> literal;
   std::shared_ptr<discovery::NodeSource> source;
   if (!spec.discovery_type.empty() && spec.nodes.empty()) {
     source = std::make_shared<discovery::NodeSource>();
@@ -70,26 +77,31 @@ const Upstream* UpstreamBuilder::Add(const config::UpstreamSpec& spec, std::stri
     }
   }
   if (literal != nullptr) {
-    if (prev != nullptr && prev->source == nullptr &&
+    if (prev_fits && prev->source == nullptr &&
         upstream::SameNodes(*prev->nodes->Load(), *literal)) {
-      u->nodes = prev->nodes;  // same content: keep the slot, workers keep their pickers
+      u->nodes = prev->nodes;  // same content: keep the slot (and rings), workers their pickers
       ++stats_->reused_node_sets;
     } else {
-      u->nodes = std::make_shared<upstream::NodeSetSlot>(std::move(literal));
+      // The reload job's thread builds the rings; the workers share them.
+      if (chash && !literal->nodes.empty()) {
+        literal->chash = upstream::ChashRings::Build(literal->nodes);
+      }
+      u->nodes = std::make_shared<upstream::NodeSetSlot>(std::move(literal), chash);
     }
   } else {
-    if (prev != nullptr && prev->source != nullptr && *prev->source == *source) {
+    if (prev_fits && prev->source != nullptr && *prev->source == *source) {
       u->nodes = prev->nodes;  // same source: keep what was resolved or discovered
       u->source = prev->source;
       ++stats_->reused_node_sets;
     } else {
-      u->nodes = std::make_shared<upstream::NodeSetSlot>();
+      // Filled by the Directory (rings included) before the snapshot is published.
+      u->nodes = std::make_shared<upstream::NodeSetSlot>(nullptr, chash);
       u->source = std::move(source);
     }
     ++stats_->pending_node_sets;
   }
 
-  u->balancer = BalancerOf(spec.type);
+  u->balancer = balancer;
   if (u->balancer == upstream::BalancerType::kChash) {
     u->hash_key = upstream::HashKey::Compile(
         upstream::ParseHashOn(spec.hash_on).value_or(upstream::HashOn::kVars), spec.key);

@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -168,16 +169,108 @@ void BM_ChashKeyHash(benchmark::State& state) {
 }
 BENCHMARK(BM_ChashKeyHash);
 
+// The rings of a set, as the control thread (or the reload job) builds them once per set.
 void BM_ChashBuild(benchmark::State& state) {
   const NodeSetConstSharedPtr set = MakeSet(static_cast<int>(state.range(0)), false);
-  ChashPicker picker;
+  ChashRingsConstSharedPtr rings;
   for (auto _ : state) {
-    picker.Build(set);
-    benchmark::DoNotOptimize(picker.points());
+    rings.reset();  // the previous build's memory is returned first, as a real rebuild does
+    rings = ChashRings::Build(set->nodes);
+    benchmark::DoNotOptimize(rings.get());
   }
-  state.counters["points"] = static_cast<double>(picker.points());
+  const double points = rings->rings()[0].size();
+  state.counters["points"] = points;
+  state.counters["bytes_per_point"] = static_cast<double>(rings->memory()) / points;
+  state.counters["MB"] = static_cast<double>(rings->memory()) / 1e6;
 }
 BENCHMARK(BM_ChashBuild)->Arg(1)->Arg(100)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// What a worker pays when it sees a new set pointer: its picker takes the set's rings.
+void BM_ChashPickerBuildSharedRings(benchmark::State& state) {
+  auto set = std::make_shared<NodeSet>(*MakeSet(static_cast<int>(state.range(0)), false));
+  set->chash = ChashRings::Build(set->nodes);
+  const NodeSetConstSharedPtr shared = set;
+  ChashPicker picker;
+  for (auto _ : state) {
+    picker.Build(shared);
+    benchmark::DoNotOptimize(picker.rings());
+  }
+}
+BENCHMARK(BM_ChashPickerBuildSharedRings)->Arg(1)->Arg(100)->Arg(10000);
+
+// The build before the rings were shared (each worker built its own on its loop): the same
+// points, sorted by a three-pass LSD radix sort over zero-filled vectors, split into hash and
+// node arrays (8 bytes a point), then the index by a scan. Kept as the "before" figure.
+struct PreviousRing {
+  std::vector<uint32_t> hashes, nodes, index;
+};
+void PreviousBuild(const NodeSet& set, PreviousRing* ring) {
+  uint64_t total = 0;
+  for (const Node& n : set.nodes) total += uint64_t(n.weight) * ChashPicker::kPointsPerWeight;
+  std::vector<uint64_t> points(total);
+  uint64_t* out = points.data();
+  for (uint32_t m = 0; m < set.nodes.size(); ++m) {
+    const std::string id = ChashPicker::RingId(set.nodes[m]);
+    const uint32_t base =
+        Crc32Update(kCrc32Init, reinterpret_cast<const unsigned char*>(id.data()), id.size());
+    uint32_t prev = 0;
+    for (uint64_t i = 0; i < uint64_t(set.nodes[m].weight) * ChashPicker::kPointsPerWeight; ++i) {
+      prev = Crc32Final(Crc32UpdateWord(base, prev));
+      *out++ = uint64_t{prev} << 32 | m;
+    }
+  }
+  const size_t n = points.size();
+  if (n < 1024) {
+    std::sort(points.begin(), points.end());
+  } else {
+    std::unique_ptr<uint64_t[]> tmp(new uint64_t[n]);
+    uint64_t* from = points.data();
+    uint64_t* to = tmp.get();
+    for (int shift = 32; shift < 64; shift += 11) {
+      std::vector<size_t> count(2048, 0);
+      for (size_t i = 0; i < n; ++i) ++count[(from[i] >> shift) & 2047];
+      size_t sum = 0;
+      for (size_t& c : count) sum += std::exchange(c, sum);
+      for (size_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & 2047]++] = from[i];
+      std::swap(from, to);
+    }
+    if (from != points.data()) std::copy(from, from + n, points.data());
+  }
+  ring->hashes.resize(n);
+  ring->nodes.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    ring->hashes[i] = static_cast<uint32_t>(points[i] >> 32);
+    ring->nodes[i] = static_cast<uint32_t>(points[i]);
+  }
+  const int bits = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 1, 24);
+  const uint32_t shift = 32 - static_cast<uint32_t>(bits);
+  ring->index.assign((size_t{1} << bits) + 1, static_cast<uint32_t>(n));
+  size_t p = 0;
+  for (uint32_t b = 0; b < (1u << bits); ++b) {
+    while (p < n && ring->hashes[p] < (uint64_t{b} << shift)) ++p;
+    ring->index[b] = static_cast<uint32_t>(p);
+  }
+}
+void BM_ChashBuildPreviousBaseline(benchmark::State& state) {
+  const NodeSetConstSharedPtr set = MakeSet(static_cast<int>(state.range(0)), false);
+  std::unique_ptr<PreviousRing> ring;
+  for (auto _ : state) {
+    ring.reset();
+    ring = std::make_unique<PreviousRing>();
+    PreviousBuild(*set, ring.get());
+    benchmark::DoNotOptimize(ring.get());
+  }
+  const double bytes =
+      4.0 * static_cast<double>(ring->hashes.size() + ring->nodes.size() + ring->index.size());
+  state.counters["points"] = static_cast<double>(ring->hashes.size());
+  state.counters["bytes_per_point"] = bytes / static_cast<double>(ring->hashes.size());
+  state.counters["MB"] = bytes / 1e6;
+}
+BENCHMARK(BM_ChashBuildPreviousBaseline)
+    ->Arg(1)
+    ->Arg(100)
+    ->Arg(10000)
+    ->Unit(benchmark::kMicrosecond);
 
 // The textbook ring: every point in a sorted vector of (hash, node), std::lower_bound per
 // lookup. Same points as ChashPicker's.

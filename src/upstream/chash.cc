@@ -139,37 +139,47 @@ void HashRing::Build(const std::vector<Member>& members) {
   // a wide ring's own points.
   narrow_points_ = {};
   wide_points_ = {};
-  std::vector<uint64_t> scratch;
-  std::vector<uint64_t>& sorted = narrow_ ? scratch : wide_points_;
+  std::unique_ptr<uint64_t[]> scratch;  // a narrow ring's sorted points, until packed
+  uint64_t* sorted = nullptr;
+  if (!narrow_) {
+    wide_points_.resize(n);
+    sorted = wide_points_.data();
+  }
   if (n < 1024) {
-    sorted.resize(n);
-    ForEachPoint(members, [&sorted](uint64_t at, uint32_t hash, uint32_t node) {
+    if (narrow_) {
+      scratch.reset(new uint64_t[n]);
+      sorted = scratch.get();
+    }
+    ForEachPoint(members, [sorted](uint64_t at, uint32_t hash, uint32_t node) {
       sorted[at] = uint64_t{hash} << 32 | node;
     });
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](uint64_t x, uint64_t y) { return x >> 32 < y >> 32; });
+    std::stable_sort(sorted, sorted + n, [](uint64_t x, uint64_t y) { return x >> 32 < y >> 32; });
   } else {
-    constexpr uint32_t kDigitBits = 11;
+    constexpr uint32_t kPasses = 3;
+    constexpr uint32_t kDigitBits = (32 + kPasses - 1) / kPasses;
     constexpr uint32_t kDigits = 1u << kDigitBits;
-    std::vector<uint32_t> counts(3 * kDigits, 0);
+    std::vector<uint32_t> counts(kPasses * kDigits, 0);
     uint32_t* count = counts.data();
     // Not value-initialized: every slot is written.
     std::unique_ptr<uint64_t[]> first(new uint64_t[n]);
-    std::unique_ptr<uint64_t[]> second(new uint64_t[n]);
-    uint64_t* a = first.get();
-    uint64_t* b = second.get();
+    scratch.reset(new uint64_t[n]);
+    uint64_t* from = first.get();
+    uint64_t* to = scratch.get();
     ForEachPoint(members, [=](uint64_t at, uint32_t hash, uint32_t node) {
-      a[at] = uint64_t{hash} << 32 | node;
-      ++count[hash & (kDigits - 1)];
-      ++count[kDigits + ((hash >> kDigitBits) & (kDigits - 1))];
-      ++count[2 * kDigits + (hash >> (2 * kDigitBits))];
+      from[at] = uint64_t{hash} << 32 | node;
+      for (uint32_t p = 0; p < kPasses; ++p) {
+        ++count[p * kDigits + ((hash >> (p * kDigitBits)) & (kDigits - 1))];
+      }
     });
-    for (uint32_t p = 0; p < 3; ++p) PrefixSums(count + p * kDigits, kDigits);
-    ScatterPass(a, b, n, 0, kDigits - 1, count);
-    ScatterPass(b, a, n, kDigitBits, kDigits - 1, count + kDigits);
-    second.reset();
-    sorted.resize(n);
-    ScatterPass(a, sorted.data(), n, 2 * kDigitBits, kDigits - 1, count + 2 * kDigits);
+    for (uint32_t p = 0; p < kPasses; ++p) PrefixSums(count + p * kDigits, kDigits);
+    for (uint32_t p = 0; p + 1 < kPasses; ++p) {
+      ScatterPass(from, to, n, p * kDigitBits, kDigits - 1, count + p * kDigits);
+      std::swap(from, to);
+    }
+    // The last pass: into the ring's own points (wide), or the free buffer (narrow).
+    if (narrow_) sorted = to;
+    ScatterPass(from, sorted, n, (kPasses - 1) * kDigitBits, kDigits - 1,
+                count + (kPasses - 1) * kDigits);
   }
 
   // The index, by a scan of the sorted points; a narrow ring's points on the way.

@@ -132,11 +132,10 @@ void HashRing::Build(const std::vector<Member>& members) {
   narrow_ = shift_ <= 16 && max_node <= 0xffffu;
   const uint32_t buckets = 1u << bits;
 
-  // The points as hash << 32 | node, sorted on the hash, stably: equal hashes keep member
-  // order (ascending node index in ChashRings). Small rings: std::stable_sort. Others: an
-  // LSD radix sort, three passes of 11 bits (2048 counters: a pass's destinations stay in
-  // cache), whose digits are all counted while the points are computed; its last pass writes
-  // a wide ring's own points.
+  // The points as hash << 32 | node, sorted on the hash; equal hashes in member order, which
+  // is ascending node index in ChashRings. Small rings: std::sort on the whole integer.
+  // Others: a stable LSD radix sort, three passes of 11 bits (2048 counters: a pass's
+  // destinations stay in cache); its last pass writes a wide ring's own points.
   narrow_points_ = {};
   wide_points_ = {};
   std::unique_ptr<uint64_t[]> scratch;  // a narrow ring's sorted points, until packed
@@ -153,7 +152,7 @@ void HashRing::Build(const std::vector<Member>& members) {
     ForEachPoint(members, [sorted](uint64_t at, uint32_t hash, uint32_t node) {
       sorted[at] = uint64_t{hash} << 32 | node;
     });
-    std::stable_sort(sorted, sorted + n, [](uint64_t x, uint64_t y) { return x >> 32 < y >> 32; });
+    std::sort(sorted, sorted + n);  // equal hashes by node: member order in ChashRings
   } else {
     constexpr uint32_t kPasses = 3;
     constexpr uint32_t kDigitBits = (32 + kPasses - 1) / kPasses;
@@ -165,12 +164,15 @@ void HashRing::Build(const std::vector<Member>& members) {
     scratch.reset(new uint64_t[n]);
     uint64_t* from = first.get();
     uint64_t* to = scratch.get();
-    ForEachPoint(members, [=](uint64_t at, uint32_t hash, uint32_t node) {
+    ForEachPoint(members, [from](uint64_t at, uint32_t hash, uint32_t node) {
       from[at] = uint64_t{hash} << 32 | node;
+    });
+    for (uint32_t i = 0; i < n; ++i) {
+      const auto hash = static_cast<uint32_t>(from[i] >> 32);
       for (uint32_t p = 0; p < kPasses; ++p) {
         ++count[p * kDigits + ((hash >> (p * kDigitBits)) & (kDigits - 1))];
       }
-    });
+    }
     for (uint32_t p = 0; p < kPasses; ++p) PrefixSums(count + p * kDigits, kDigits);
     for (uint32_t p = 0; p + 1 < kPasses; ++p) {
       ScatterPass(from, to, n, p * kDigitBits, kDigits - 1, count + p * kDigits);
@@ -183,15 +185,24 @@ void HashRing::Build(const std::vector<Member>& members) {
   }
 
   // The index, by a scan of the sorted points; a narrow ring's points on the way.
+  // (Locals, not members: the stores through `index` could alias them.)
   index_.assign(buckets + 1, n);
-  if (narrow_) narrow_points_.resize(n);
+  uint32_t* index = index_.data();
   uint32_t next = 0;  // the first bucket whose start is not known yet
-  for (uint32_t i = 0; i < n; ++i) {
-    const auto hash = static_cast<uint32_t>(sorted[i] >> 32);
-    for (const uint32_t bucket = hash >> shift_; next <= bucket; ++next) index_[next] = i;
-    if (narrow_) {
+  const uint32_t shift = shift_;
+  if (narrow_) {
+    narrow_points_.resize(n);
+    uint32_t* out = narrow_points_.data();
+    for (uint32_t i = 0; i < n; ++i) {
+      const auto hash = static_cast<uint32_t>(sorted[i] >> 32);
+      for (const uint32_t bucket = hash >> shift; next <= bucket; ++next) index[next] = i;
       // A narrow point keeps the hash's low 16 bits; its bucket (16 bits or more) the rest.
-      narrow_points_[i] = (hash & 0xffffu) << 16 | static_cast<uint32_t>(sorted[i]);
+      out[i] = (hash & 0xffffu) << 16 | static_cast<uint32_t>(sorted[i]);
+    }
+  } else {
+    for (uint32_t i = 0; i < n; ++i) {
+      const auto hash = static_cast<uint32_t>(sorted[i] >> 32);
+      for (const uint32_t bucket = hash >> shift; next <= bucket; ++next) index[next] = i;
     }
   }
 }

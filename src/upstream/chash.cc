@@ -1,11 +1,11 @@
 #include "upstream/chash.h"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <memory>
 #include <numeric>
 
+#include "base/courtesy.h"
 #include "upstream/crc32.h"
 
 namespace turnpike::upstream {
@@ -49,10 +49,23 @@ void ForEachPoint(const std::vector<HashRing::Member>& members, F&& f) {
     }
     for (int k = 0; k < 4; ++k) chain(at[k], crc[k], g[k].node, prev[k], common, g[k].points);
     start = at[3] + g[3].points;
+    base::CourtesyPoint();
   }
   for (; m < members.size(); ++m) {
     chain(start, seed(members[m]), members[m].node, 0, 0, members[m].points);
     start += members[m].points;
+    base::CourtesyPoint();
+  }
+}
+
+// Calls f(begin, end) over [0, n) in chunks of 256, with a courtesy point after each
+// (base/courtesy.h: a thread that opted in, like the control thread, yields every 100 us
+// or so; the others pay a thread-local load per chunk). A 10k-node ring's build is 120 ms.
+template <typename F>
+void InChunks(uint32_t n, F&& f) {
+  for (uint32_t begin = 0; begin < n; begin += 256) {
+    f(begin, std::min(n, begin + 256));
+    base::CourtesyPoint();
   }
 }
 
@@ -60,9 +73,11 @@ void ForEachPoint(const std::vector<HashRing::Member>& members, F&& f) {
 // (hash >> shift) & mask; `starts` holds each digit's first position and is advanced past it.
 void ScatterPass(const uint64_t* from, uint64_t* to, uint32_t n, uint32_t shift, uint32_t mask,
                  uint32_t* starts) {
-  for (uint32_t i = 0; i < n; ++i) {
-    to[starts[(static_cast<uint32_t>(from[i] >> 32) >> shift) & mask]++] = from[i];
-  }
+  InChunks(n, [=](uint32_t begin, uint32_t end) {
+    for (uint32_t i = begin; i < end; ++i) {
+      to[starts[(static_cast<uint32_t>(from[i] >> 32) >> shift) & mask]++] = from[i];
+    }
+  });
 }
 
 // counts[d] becomes the sum of counts before d.
@@ -167,12 +182,14 @@ void HashRing::Build(const std::vector<Member>& members) {
     ForEachPoint(members, [from](uint64_t at, uint32_t hash, uint32_t node) {
       from[at] = uint64_t{hash} << 32 | node;
     });
-    for (uint32_t i = 0; i < n; ++i) {
-      const auto hash = static_cast<uint32_t>(from[i] >> 32);
-      for (uint32_t p = 0; p < kPasses; ++p) {
-        ++count[p * kDigits + ((hash >> (p * kDigitBits)) & (kDigits - 1))];
+    InChunks(n, [=](uint32_t begin, uint32_t end) {
+      for (uint32_t i = begin; i < end; ++i) {
+        const auto hash = static_cast<uint32_t>(from[i] >> 32);
+        for (uint32_t p = 0; p < kPasses; ++p) {
+          ++count[p * kDigits + ((hash >> (p * kDigitBits)) & (kDigits - 1))];
+        }
       }
-    }
+    });
     for (uint32_t p = 0; p < kPasses; ++p) PrefixSums(count + p * kDigits, kDigits);
     for (uint32_t p = 0; p + 1 < kPasses; ++p) {
       ScatterPass(from, to, n, p * kDigitBits, kDigits - 1, count + p * kDigits);
@@ -193,17 +210,21 @@ void HashRing::Build(const std::vector<Member>& members) {
   if (narrow_) {
     narrow_points_.resize(n);
     uint32_t* out = narrow_points_.data();
-    for (uint32_t i = 0; i < n; ++i) {
-      const auto hash = static_cast<uint32_t>(sorted[i] >> 32);
-      for (const uint32_t bucket = hash >> shift; next <= bucket; ++next) index[next] = i;
-      // A narrow point keeps the hash's low 16 bits; its bucket (16 bits or more) the rest.
-      out[i] = (hash & 0xffffu) << 16 | static_cast<uint32_t>(sorted[i]);
-    }
+    InChunks(n, [&next, index, shift, sorted, out](uint32_t begin, uint32_t end) {
+      for (uint32_t i = begin; i < end; ++i) {
+        const auto hash = static_cast<uint32_t>(sorted[i] >> 32);
+        for (const uint32_t bucket = hash >> shift; next <= bucket; ++next) index[next] = i;
+        // A narrow point keeps the hash's low 16 bits; its bucket (16 bits or more) the rest.
+        out[i] = (hash & 0xffffu) << 16 | static_cast<uint32_t>(sorted[i]);
+      }
+    });
   } else {
-    for (uint32_t i = 0; i < n; ++i) {
-      const auto hash = static_cast<uint32_t>(sorted[i] >> 32);
-      for (const uint32_t bucket = hash >> shift; next <= bucket; ++next) index[next] = i;
-    }
+    InChunks(n, [&next, index, shift, sorted](uint32_t begin, uint32_t end) {
+      for (uint32_t i = begin; i < end; ++i) {
+        const auto hash = static_cast<uint32_t>(sorted[i] >> 32);
+        for (const uint32_t bucket = hash >> shift; next <= bucket; ++next) index[next] = i;
+      }
+    });
   }
 }
 

@@ -104,8 +104,8 @@ class ChashRings {
  public:
   // Any thread, off the request path (the control thread, the reload job). O(points),
   // points = 160 x weights / gcd per priority group (capped, ChashPicker::kMaxPoints): about
-  // 160 ms for 10k nodes of weights 1 to 5 (docs/benchmarks.md). Counted per thread
-  // (builds_on_this_thread).
+  // 120 ms for 10k nodes of weights 1 to 5 (docs/benchmarks.md), with courtesy points
+  // (base/courtesy.h). Counted per thread (builds_on_this_thread).
   static std::shared_ptr<const ChashRings> Build(const std::vector<Node>& nodes);
 
   // Rings built by the calling thread so far (tests: a worker builds none).

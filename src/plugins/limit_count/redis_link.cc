@@ -603,20 +603,7 @@ void RedisLink::Submit(const ScriptCall& call, Waiter* waiter, uint64_t token, i
   if (deadline_ms == 0) deadline_ms = static_cast<int64_t>(uv_now(loop_)) + config_.timeout_ms;
   if (r == Readiness::kWaiting) {
     // Sent once the master's address is known (ConnectTo).
-    Pending& p = Reserve();
-    p.kind = Kind::kScript;
-    p.script = call.script;
-    p.sent = false;
-    p.waiter = waiter;
-    p.token = token;
-    p.deadline_ms = deadline_ms;
-    p.key.assign(call.key);
-    p.previous.assign(call.previous);
-    p.previous_count = call.previous_count;
-    p.window_s = call.window_s;
-    p.cost = call.cost;
-    p.limit = call.limit;
-    p.left_ms = call.left_ms;
+    ReserveScript(call, waiter, token, deadline_ms, /*sent=*/false);
     Commit(deadline_ms);
     return;
   }
@@ -625,12 +612,12 @@ void RedisLink::Submit(const ScriptCall& call, Waiter* waiter, uint64_t token, i
   SendScript(call, waiter, token, deadline_ms, shas_[static_cast<size_t>(call.script)].empty());
 }
 
-void RedisLink::SendScript(const ScriptCall& call, Waiter* waiter, uint64_t token,
-                           int64_t deadline_ms, bool eval) {
+RedisLink::Pending& RedisLink::ReserveScript(const ScriptCall& call, Waiter* waiter, uint64_t token,
+                                             int64_t deadline_ms, bool sent) {
   Pending& p = Reserve();
   p.kind = Kind::kScript;
   p.script = call.script;
-  p.sent = true;
+  p.sent = sent;
   p.waiter = waiter;
   p.token = token;
   p.deadline_ms = deadline_ms;
@@ -641,7 +628,12 @@ void RedisLink::SendScript(const ScriptCall& call, Waiter* waiter, uint64_t toke
   p.cost = call.cost;
   p.limit = call.limit;
   p.left_ms = call.left_ms;
-  AppendScript(p, eval);
+  return p;
+}
+
+void RedisLink::SendScript(const ScriptCall& call, Waiter* waiter, uint64_t token,
+                           int64_t deadline_ms, bool eval) {
+  AppendScript(ReserveScript(call, waiter, token, deadline_ms, /*sent=*/true), eval);
   Commit(deadline_ms);
 }
 

@@ -170,6 +170,9 @@ class RedisLink final : public RedisStore {
   void SendInternal(std::initializer_list<std::string_view> args, Script loads = Script::kFixed);
   // The ring slot the next call takes (the ring grows when full), then Commit() counts it in.
   Pending& Reserve();
+  // Reserve() filled with a script call (`sent`: its command goes into this turn's output).
+  Pending& ReserveScript(const ScriptCall& call, Waiter* waiter, uint64_t token,
+                         int64_t deadline_ms, bool sent);
   void Commit(int64_t due);
   // The oldest call leaves the ring (its slot keeps its strings' capacity).
   void PopFront();

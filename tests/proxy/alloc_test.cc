@@ -759,6 +759,46 @@ TEST(AllocationTest, WarmRequestsWithNewRateLimitKeysDoNotAllocate) {
   worker.Join();
 }
 
+// A worker serving /hello through limit-count in front of an Origin, and a client connection
+// to it: the fields every case shares (a count never reached, keyed on the client address; no
+// quota headers, whose values change length) and `conf_fields`. Start() asserts; the
+// destructor closes the connection and drains the worker.
+class LimitCountServing {
+ public:
+  ~LimitCountServing() {
+    if (fd_ >= 0) close(fd_);
+    if (serving_ == nullptr) return;
+    serving_->worker.Drain();
+    serving_->worker.Join();
+  }
+  void Start(const std::string& conf_fields) {
+    ASSERT_TRUE(origin_.ok());
+    registry_.Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
+    std::string conf = R"({"count": 1000000000, "key": "$remote_addr",
+      "key_type": "var_combination", "show_limit_quota_header": false, )" +
+                       conf_fields + "}";
+    config::RoutesConfig routes = OriginRoutes(origin_.port(), {Spec("limit-count", conf.c_str())});
+    BuildReport report;
+    SnapshotConstSharedPtr snap =
+        BuildSnapshot({gateway_.get(), &routes, nullptr, 1, &registry_}, &report);
+    ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
+    serving_ = std::make_unique<ServingWorker>(gateway_);
+    ASSERT_GE(serving_->listen_fd, 0);
+    serving_->worker.Start(snap);
+    fd_ = ConnectTo(serving_->port);
+    ASSERT_GE(fd_, 0);
+  }
+  bool RoundTrip() { return ::turnpike::proxy::RoundTrip(fd_, kHelloRequest, &response_len_); }
+
+ private:
+  Origin origin_;
+  PluginRegistry registry_;
+  std::shared_ptr<config::GatewayConfig> gateway_ = OneWorkerGateway();
+  std::unique_ptr<ServingWorker> serving_;
+  int fd_ = -1;
+  size_t response_len_ = 0;
+};
+
 // limit-count with sync_interval: after the key's first request (which waits for Redis),
 // every request is decided in the process-wide table and allocates nothing; Redis sees only
 // that first call (the flush is 50 s away). No quota headers: their values change length.
@@ -767,41 +807,17 @@ void ExpectDelayedSyncDecidesWithoutAllocating(const std::string& window) {
   if (!turnpike::testing::RedisServer::Available()) GTEST_SKIP() << "no redis-server";
   turnpike::testing::RedisServer redis;
   ASSERT_TRUE(redis.Start()) << redis.error();
-  Origin origin;
-  ASSERT_TRUE(origin.ok());
-  PluginRegistry registry;
-  registry.Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
-
-  auto gateway = OneWorkerGateway();
-  std::string conf = R"({"count": 1000000000, "key": "$remote_addr",
-      "key_type": "var_combination", "policy": "redis", "redis_host": "127.0.0.1",
-      "sync_interval": 50, "show_limit_quota_header": false, )" +
-                     window + R"(, "redis_port": )" + std::to_string(redis.port()) + "}";
-  config::RoutesConfig routes = OriginRoutes(origin.port(), {Spec("limit-count", conf.c_str())});
-  BuildReport report;
-  SnapshotConstSharedPtr snap =
-      BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry}, &report);
-  ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
-
-  ServingWorker serving(gateway);
-  ASSERT_GE(serving.listen_fd, 0);
-  Worker& worker = serving.worker;
-  worker.Start(snap);
-
-  int fd = ConnectTo(serving.port);
-  ASSERT_GE(fd, 0);
-  size_t response_len = 0;
+  LimitCountServing serving;
+  ASSERT_NO_FATAL_FAILURE(serving.Start(R"("policy": "redis", "redis_host": "127.0.0.1",
+      "sync_interval": 50, )" + window + R"(, "redis_port": )" +
+                                        std::to_string(redis.port())));
   std::optional<uint64_t> allocations =
-      WarmAllocations(kRequests, [&] { return RoundTrip(fd, kHelloRequest, &response_len); });
+      WarmAllocations(kRequests, [&] { return serving.RoundTrip(); });
   ASSERT_TRUE(allocations.has_value());
   EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
   std::string info = redis.Command({"INFO", "commandstats"});
   EXPECT_NE(info.find("cmdstat_eval:calls=1,"), std::string::npos) << info;
   EXPECT_EQ(info.find("cmdstat_evalsha"), std::string::npos) << info;
-
-  close(fd);
-  worker.Drain();
-  worker.Join();
 }
 
 TEST(AllocationTest, WarmRequestsDecidedByDelayedSyncDoNotAllocate) {
@@ -824,37 +840,16 @@ TEST(AllocationTest, WarmRequestsDecidedByDelayedSlidingSyncDoNotAllocate) {
 // No quota headers: their values change length.
 void ExpectRedisPolicyDoesNotAllocate(const std::string& conf_fields,
                                       const std::vector<turnpike::testing::RedisServer*>& redis) {
-  Origin origin;
-  ASSERT_TRUE(origin.ok());
-  PluginRegistry registry;
-  registry.Register(std::make_unique<plugins::limit_count::LimitCountFactory>());
-
-  auto gateway = OneWorkerGateway();
-  std::string conf = R"({"count": 1000000000, "key": "$remote_addr",
-      "key_type": "var_combination", "show_limit_quota_header": false, )" +
-                     conf_fields + "}";
-  config::RoutesConfig routes = OriginRoutes(origin.port(), {Spec("limit-count", conf.c_str())});
-  BuildReport report;
-  SnapshotConstSharedPtr snap =
-      BuildSnapshot({gateway.get(), &routes, nullptr, 1, &registry}, &report);
-  ASSERT_TRUE(report.errors.empty()) << report.errors[0].ToString();
-
-  ServingWorker serving(gateway);
-  ASSERT_GE(serving.listen_fd, 0);
-  Worker& worker = serving.worker;
-  worker.Start(snap);
-
-  int fd = ConnectTo(serving.port);
-  ASSERT_GE(fd, 0);
-  size_t response_len = 0;
+  LimitCountServing serving;
+  ASSERT_NO_FATAL_FAILURE(serving.Start(conf_fields));
   // The counter works: the warm-up connects to Redis (hiredis's context is malloc'd).
   uint64_t cold = turnpike::testing::MallocCalls();
-  for (int i = 0; i < 200; ++i) ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << i;
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(serving.RoundTrip()) << i;
   EXPECT_GT(turnpike::testing::MallocCalls() - cold, 0u);
   uint64_t news = turnpike::testing::TotalAllocations();
   uint64_t mallocs = turnpike::testing::MallocCalls();
   for (int i = 0; i < kRequests; ++i) {
-    ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len)) << "request " << i;
+    ASSERT_TRUE(serving.RoundTrip()) << "request " << i;
   }
   news = turnpike::testing::TotalAllocations() - news;
   mallocs = turnpike::testing::MallocCalls() - mallocs;
@@ -869,10 +864,6 @@ void ExpectRedisPolicyDoesNotAllocate(const std::string& conf_fields,
     if (at != std::string::npos) scripts += std::stoull(info.substr(at + 22));
   }
   EXPECT_GE(scripts, static_cast<uint64_t>(kRequests));
-
-  close(fd);
-  worker.Drain();
-  worker.Join();
 }
 
 TEST(AllocationTest, WarmRequestsThroughRedisPolicyDoNotAllocate) {

@@ -97,31 +97,7 @@ EOF
 ((${#ports[@]} == max_size)) || { echo "$bench_name: not enough free ports" >&2; exit 1; }
 
 # Upstream nginx processes, each answering `hello world` on its share of the ports ---------------
-for ((first = 0; first < max_size; first += per_nginx)); do
-  name=nodes$first
-  dir=$work/$name
-  mkdir -p "$dir/tmp"
-  {
-    nginx_common "$dir"
-    echo "worker_rlimit_nofile 20000;"
-    echo "http {"
-    echo "    access_log off;"
-    nginx_temp_paths "$dir"
-    echo "    keepalive_requests 1000000;"
-    echo "    keepalive_timeout 300s;"
-    echo "    server {"
-    for ((i = first; i < first + per_nginx && i < max_size; i++)); do
-      echo "        listen 127.0.0.1:${ports[i]};"
-    done
-    # shellcheck disable=SC2028  # nginx reads the \n itself
-    echo "        location / { default_type text/plain; return 200 \"hello world\n\"; }"
-    echo "    }"
-    echo "}"
-  } >"$dir/nginx.conf"
-  start_nginx "$name" "${load_cpus[@]}"
-  last=$((first + per_nginx < max_size ? first + per_nginx - 1 : max_size - 1))
-  wait_ready "nginx $name" "$REPLY" "http://127.0.0.1:${ports[last]}/hello" "$dir/error.log"
-done
+start_hello_backends "$per_nginx" "${ports[@]/#/127.0.0.1:}"
 
 # The fake Nacos with one service per size (svc-N: the first N ports) ----------------------------
 mkdir -p "$work/nacos"

@@ -119,31 +119,7 @@ EOF
 [[ -n $node_port ]] || { echo "$bench_name: no port free on every address" >&2; exit 1; }
 mapfile -t ips <"$work/ips"
 
-for ((first = 0; first < total; first += per_nginx)); do
-  name=nodes$first
-  dir=$work/$name
-  mkdir -p "$dir/tmp"
-  {
-    nginx_common "$dir"
-    echo "worker_rlimit_nofile 20000;"
-    echo "http {"
-    echo "    access_log off;"
-    nginx_temp_paths "$dir"
-    echo "    keepalive_requests 1000000;"
-    echo "    keepalive_timeout 300s;"
-    echo "    server {"
-    for ((i = first; i < first + per_nginx && i < total; i++)); do
-      echo "        listen ${ips[i]}:$node_port;"
-    done
-    # shellcheck disable=SC2028  # nginx reads the \n itself
-    echo "        location / { default_type text/plain; return 200 \"hello world\n\"; }"
-    echo "    }"
-    echo "}"
-  } >"$dir/nginx.conf"
-  start_nginx "$name" "${load_cpus[@]}"
-  last=$((first + per_nginx < total ? first + per_nginx - 1 : total - 1))
-  wait_ready "nginx $name" "$REPLY" "http://${ips[last]}:$node_port/hello" "$dir/error.log"
-done
+start_hello_backends "$per_nginx" "${ips[@]/%/:$node_port}"
 
 # One fake API server and one gateway per run ----------------------------------------------------
 # start_run MODE ROUND: the fake (changing every INTERVAL_MS for churn) and a fresh Turnpike.

@@ -187,6 +187,40 @@ median() {
 }
 
 
+# start_hello_backends PER_NGINX ADDR...: nginx processes answering `hello world` on every
+# listen address ADDR (ip:port), PER_NGINX addresses each, on the load CPUs (load_cpus); each
+# is ready before the next starts (many-node upstreams: discovery_nodes.sh, node_churn.sh).
+start_hello_backends() {
+  local per=$1 first i name dir last
+  shift
+  local addrs=("$@")
+  for ((first = 0; first < ${#addrs[@]}; first += per)); do
+    name=nodes$first
+    dir=$work/$name
+    mkdir -p "$dir/tmp"
+    {
+      nginx_common "$dir"
+      echo "worker_rlimit_nofile 20000;"
+      echo "http {"
+      echo "    access_log off;"
+      nginx_temp_paths "$dir"
+      echo "    keepalive_requests 1000000;"
+      echo "    keepalive_timeout 300s;"
+      echo "    server {"
+      for ((i = first; i < first + per && i < ${#addrs[@]}; i++)); do
+        echo "        listen ${addrs[i]};"
+      done
+      # shellcheck disable=SC2028  # nginx reads the \n itself
+      echo "        location / { default_type text/plain; return 200 \"hello world\n\"; }"
+      echo "    }"
+      echo "}"
+    } >"$dir/nginx.conf"
+    start_nginx "$name" "${load_cpus[@]}"
+    last=$((first + per < ${#addrs[@]} ? first + per - 1 : ${#addrs[@]} - 1))
+    wait_ready "nginx $name" "$REPLY" "http://${addrs[last]}/hello" "$dir/error.log"
+  done
+}
+
 # Upstream: nginx answering `hello world` on every path ------------------------------------------
 # start_upstream_nginx: one nginx worker on the load CPUs; sets up_port.
 start_upstream_nginx() {

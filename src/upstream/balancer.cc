@@ -1,6 +1,7 @@
 #include "upstream/balancer.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "upstream/chash.h"
 #include "upstream/ewma.h"
@@ -63,6 +64,15 @@ std::unique_ptr<Picker> NewPicker(BalancerType type) {
       break;
   }
   return std::make_unique<RoundRobinPicker>();
+}
+
+std::vector<uint32_t> IndexesByPriority(const std::vector<Node>& nodes) {
+  std::vector<uint32_t> order(nodes.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&nodes](uint32_t a, uint32_t b) {
+    return nodes[a].priority > nodes[b].priority;
+  });
+  return order;
 }
 
 uint32_t PickUntried(const NodeSet& set, const TriedSet& tried) {

@@ -203,6 +203,10 @@ class PickLease {
 // Worker, off the request path: a new, unbuilt picker of `type`.
 std::unique_ptr<Picker> NewPicker(BalancerType type);
 
+// Builds (off the request path): the indexes of `nodes`, highest priority first, in index
+// order within a priority (the order APISIX's priority balancer walks its groups in).
+std::vector<uint32_t> IndexesByPriority(const std::vector<Node>& nodes);
+
 // Worker, rare path: a stateless choice in `set` for a request whose pinned set is no longer
 // the one its worker's picker is built from (the set changed between two attempts of one
 // request). The first untried node of the highest priority group, preferring weight > 0, or

@@ -247,11 +247,7 @@ ChashRingsConstSharedPtr ChashRings::Build(const std::vector<Node>& nodes) {
   out->ring_of_.assign(nodes.size(), kNoRing);
   if (nodes.empty()) return out;
 
-  std::vector<uint32_t> order(nodes.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&nodes](uint32_t a, uint32_t b) {
-    return nodes[a].priority > nodes[b].priority;
-  });
+  const std::vector<uint32_t> order = IndexesByPriority(nodes);
   std::vector<uint32_t> members;
   for (size_t i = 0; i < order.size(); ++i) {
     const Node& node = nodes[order[i]];

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 namespace turnpike::upstream {
 
@@ -11,11 +10,7 @@ void EwmaPicker::Rebuild() {
   zero_weight_.clear();
   const std::vector<Node>& nodes = set_->nodes;
   stats_.assign(nodes.size(), NodeStat{});
-  std::vector<uint32_t> order(nodes.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&nodes](uint32_t a, uint32_t b) {
-    return nodes[a].priority > nodes[b].priority;
-  });
+  const std::vector<uint32_t> order = IndexesByPriority(nodes);
   for (size_t i = 0; i < order.size(); ++i) {
     const Node& node = nodes[order[i]];
     if (i == 0 || node.priority != nodes[order[i - 1]].priority) groups_.emplace_back();

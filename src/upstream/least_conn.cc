@@ -1,7 +1,6 @@
 #include "upstream/least_conn.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace turnpike::upstream {
 
@@ -11,11 +10,7 @@ void LeastConnPicker::Rebuild() {
   picks_ = 0;
   const std::vector<Node>& nodes = set_->nodes;
   state_.assign(nodes.size(), NodeState{});
-  std::vector<uint32_t> order(nodes.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&nodes](uint32_t a, uint32_t b) {
-    return nodes[a].priority > nodes[b].priority;
-  });
+  const std::vector<uint32_t> order = IndexesByPriority(nodes);
   for (size_t i = 0; i < order.size(); ++i) {
     const uint32_t index = order[i];
     const Node& node = nodes[index];

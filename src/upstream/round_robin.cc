@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <utility>
 
 namespace turnpike::upstream {
@@ -32,11 +31,7 @@ void RoundRobinPicker::Rebuild() {
     for (uint32_t i = 0; i < n; ++i) group.push_back(Slot{i, std::max(nodes[i].weight, 0), 0});
   } else {
     groups_.clear();
-    std::vector<uint32_t> order(n);
-    std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [&nodes](uint32_t a, uint32_t b) {
-      return nodes[a].priority > nodes[b].priority;
-    });
+    const std::vector<uint32_t> order = IndexesByPriority(nodes);
     for (size_t i = 0; i < order.size(); ++i) {
       const Node& node = nodes[order[i]];
       if (i == 0 || node.priority != nodes[order[i - 1]].priority) groups_.emplace_back();

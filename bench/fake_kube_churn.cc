@@ -9,14 +9,16 @@
 // in turn takes the spare block that has waited longest, and its block becomes a spare: a
 // MODIFIED event on the watch stream, --slice endpoints out and as many in, the set's size
 // unchanged. Every address of the file stays a live backend, so a request to any address
-// the set ever held must succeed.
+// the set ever held must succeed. With --same 1 the slice is re-sent with its own endpoints
+// (a MODIFIED event that changes nothing): the watch, the parse and the compare still run on
+// the gateway, but no new node set follows (what the changes themselves cost, by difference).
 //
 // Prints "LISTENING <port>" once serving, then "STEP <n>" after each change; SIGINT or
 // SIGTERM stops it. The history is compacted every 100 changes (open watches go on; a new
 // watch from an older version gets 410, as from a real API server).
 //
 // Usage: fake_kube_churn --ips FILE --nodes N --slice S --port P [--interval-ms MS]
-//                        [--namespace default] [--service churn] [--token churn]
+//                        [--same 0|1] [--namespace default] [--service churn] [--token churn]
 #include <signal.h>
 
 #include <atomic>
@@ -42,7 +44,8 @@ void OnSignal(int) { g_stop = true; }
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "fake_kube_churn: %s\nusage: fake_kube_churn --ips FILE --nodes N --slice S "
-               "--port P [--interval-ms MS] [--namespace NS] [--service NAME] [--token T]\n",
+               "--port P [--interval-ms MS] [--same 0|1] [--namespace NS] [--service NAME] "
+               "[--token T]\n",
                why);
   std::exit(2);
 }
@@ -51,7 +54,7 @@ void OnSignal(int) { g_stop = true; }
 
 int main(int argc, char** argv) {
   std::string ips_file, ns = "default", service = "churn", token = "churn";
-  long nodes = 0, slice = 0, port = 0, interval_ms = 0;
+  long nodes = 0, slice = 0, port = 0, interval_ms = 0, same = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (i + 1 >= argc) Usage(("missing value for " + arg).c_str());
@@ -76,6 +79,8 @@ int main(int argc, char** argv) {
         port = n;
       } else if (arg == "--interval-ms") {
         interval_ms = n;
+      } else if (arg == "--same") {
+        same = n;
       } else {
         Usage(("unknown option " + arg).c_str());
       }
@@ -139,9 +144,11 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_until(next);
     if (g_stop) break;
     size_t index = step % slices;
-    spare.push_back(block_of[index]);
-    block_of[index] = spare.front();
-    spare.pop_front();
+    if (same == 0) {
+      spare.push_back(block_of[index]);
+      block_of[index] = spare.front();
+      spare.pop_front();
+    }
     api.Apply(FakeKubeApiServer::Kind::kEndpointSlices, make_slice(index, block_of[index]));
     ++step;
     if (step % 100 == 0) api.Compact();

@@ -29,6 +29,9 @@
 #        ROUNDS=3             rounds (each runs both modes)
 #        DURATION=10s         each wrk run;  WARMUP=3s  unmeasured run first
 #        CONNECTIONS=50       wrk connections;  THREADS=1  wrk threads
+#        SAME=0               1: the churn mode's events re-send each slice unchanged (parsed
+#                             and compared by the gateway, no new set stored): by difference
+#                             with SAME=0, what the node-set changes themselves cost
 #        DELAY_MS=0           0: wrk flat out (the p99 is mostly queueing on a busy machine);
 #                             N > 0: paced load (bench/wrk/paced.lua: each connection waits N ms
 #                             after every answer), so the p99 shows what disturbs a request
@@ -57,6 +60,7 @@ warmup=${WARMUP:-3s}
 [[ $warmup =~ ^[0-9]+$ ]] && warmup=${warmup}s
 connections=${CONNECTIONS:-50}
 delay_ms=${DELAY_MS:-0}
+same=${SAME:-0}
 threads=${THREADS:-1}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
@@ -65,7 +69,7 @@ keep=${KEEP:-0}
 per_nginx=${PORTS_PER_NGINX:-2500}
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds delay_ms; do
+for v in nodes slice spare interval_ms rounds delay_ms same; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
 ((rounds >= 1 && nodes >= 1 && slice >= 1 && interval_ms >= 1)) ||
@@ -89,6 +93,13 @@ if [[ $pin == 1 || ($pin == auto && $ncpu -ge 2) ]] && command -v taskset >/dev/
   proxy_cpus=(taskset -c 0)
   load_cpus=(taskset -c "1-$((ncpu - 1))")
 fi
+
+# The fake stands for the API server, another machine in a real cluster: it runs as SCHED_IDLE
+# (when chrt exists) so that its work per change does not take CPU 1 from wrk and the nginx
+# backends and show up in the p99 as the gateway's. Its changes still arrive on time (the
+# changes column counts them; CPU 1 is never fully busy).
+fake_sched=()
+command -v chrt >/dev/null 2>&1 && fake_sched=(chrt -i 0)
 
 clk_tck=$(getconf CLK_TCK)
 # shellcheck source=bench/lib/loadtest.sh
@@ -128,8 +139,8 @@ start_run() {
   mkdir -p "$dir"
   [[ $mode == churn ]] && every=$interval_ms
   : >"$dir/fake.out"  # exists before the loop below reads it (the job opens it later)
-  "${load_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
-    --port "$node_port" --interval-ms "$every" >"$dir/fake.out" 2>"$dir/fake.err" &
+  "${fake_sched[@]}" "${load_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
+    --port "$node_port" --interval-ms "$every" --same "$same" >"$dir/fake.out" 2>"$dir/fake.err" &
   fake_pid=$!
   started_pids+=("$fake_pid")
   kube_port=
@@ -216,7 +227,7 @@ run_wrk() {
 }
 
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
-  "(churn), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
+  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}"
 declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu steps stored last_p99

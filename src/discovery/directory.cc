@@ -217,6 +217,8 @@ void Directory::Rebuild(Entry* e) {
     ++stats_.unchanged;
     return;
   }
+  // What the workers' pickers read instead of the nodes (upstream/node_set.h).
+  set->summary = upstream::SummarizeNodes(set->nodes);
   // A chash upstream's rings, built here (control thread) before the set is visible: the
   // workers take them as they are (upstream/chash.h).
   if (slot.chash() && !set->nodes.empty()) set->chash = upstream::ChashRings::Build(set->nodes);

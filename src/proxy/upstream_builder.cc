@@ -82,7 +82,9 @@ const Upstream* UpstreamBuilder::Add(const config::UpstreamSpec& spec, std::stri
       u->nodes = prev->nodes;  // same content: keep the slot (and rings), workers their pickers
       ++stats_->reused_node_sets;
     } else {
-      // The reload job's thread builds the rings; the workers share them.
+      // The reload job's thread summarizes the set and builds the rings; the workers share
+      // them.
+      literal->summary = upstream::SummarizeNodes(literal->nodes);
       if (chash && !literal->nodes.empty()) {
         literal->chash = upstream::ChashRings::Build(literal->nodes);
       }

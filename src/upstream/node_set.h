@@ -30,8 +30,23 @@ struct Node {
 
 class ChashRings;  // upstream/chash.h
 
+// What pickers need to know of a whole set, so that a worker switching to a new set reads
+// this instead of every node (10k nodes are ~10k cold cache lines on the worker). Computed by
+// the producer when it builds the set (SummarizeNodes), like NodeSet::chash; a set published
+// without it (`summarized` false: sets built by hand, as in tests) is read node by node.
+struct NodeSummary {
+  bool summarized = false;
+  // Every node has the same priority and the same `weight` (the usual discovered set). Only
+  // meaningful when summarized.
+  bool uniform = false;
+  int weight = 0;
+};
+
 struct NodeSet {
   std::vector<Node> nodes;
+  // Of `nodes`, filled by the producer before it publishes the set; not part of the set's
+  // value (SameNodes ignores it: it derives from the nodes).
+  NodeSummary summary = {};
   // The consistent-hash rings of `nodes`, when the set is published for a chash upstream
   // (NodeSetSlot::chash()): built by the producer before it publishes the set, then shared,
   // read-only, by every worker's picker (upstream/chash.h). Null otherwise. Not part of the
@@ -40,6 +55,9 @@ struct NodeSet {
 };
 
 using NodeSetConstSharedPtr = std::shared_ptr<const NodeSet>;
+
+// Producers, before publishing: the summary of `nodes`. O(nodes).
+NodeSummary SummarizeNodes(const std::vector<Node>& nodes);
 
 // True when both sets have the same nodes (host, port, weight, priority, address) in order.
 bool SameNodes(const NodeSet& a, const NodeSet& b);

@@ -274,5 +274,21 @@ TEST_F(DirectoryTest, StopStopsProvidersAndLookups) {
   EXPECT_FALSE(resolver_.Pending("svc.test")) << "cancelled";
 }
 
+TEST_F(DirectoryTest, StoredSetsCarryTheirSummary) {
+  // What the workers' round robin reads instead of the nodes (upstream::NodeSummary).
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Static(slot, {{"10.0.0.1", 80, 2, 0}, {"10.0.0.2", 80, 2, 0}})});
+  upstream::NodeSetConstSharedPtr set = slot->Load();
+  ASSERT_EQ(set->nodes.size(), 2u);
+  EXPECT_TRUE(set->summary.summarized);
+  EXPECT_TRUE(set->summary.uniform);
+  EXPECT_EQ(set->summary.weight, 2);
+  dir_->Apply({Static(slot, {{"10.0.0.1", 80, 2, 0}, {"10.0.0.2", 80, 1, 0}})});
+  set = slot->Load();
+  ASSERT_EQ(set->nodes.size(), 2u);
+  EXPECT_TRUE(set->summary.summarized);
+  EXPECT_FALSE(set->summary.uniform);
+}
+
 }  // namespace
 }  // namespace turnpike::discovery

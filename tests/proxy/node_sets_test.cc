@@ -79,6 +79,9 @@ TEST_F(NodeSetsTest, IpLiteralsFillTheSlotAtBuildNamesWait) {
   EXPECT_EQ(set->nodes[0].host_header, "127.0.0.1:8080");
   EXPECT_EQ(set->nodes[1].host_header, "[::1]:8081");
   EXPECT_EQ(ip.Retries(*set), 1) << "unset retries: nodes - 1 of the set in use";
+  // Summarized for the workers' pickers (upstream::NodeSummary): two weights.
+  EXPECT_TRUE(set->summary.summarized);
+  EXPECT_FALSE(set->summary.uniform);
 
   // A domain name: nothing resolved during the build (it would have blocked); the whole
   // list goes to the Directory, which publishes the IP literal at once and the name later.
@@ -92,6 +95,16 @@ TEST_F(NodeSetsTest, IpLiteralsFillTheSlotAtBuildNamesWait) {
   ASSERT_EQ(bindings.size(), 1u);
   EXPECT_EQ(bindings[0].slot, dns.nodes);
   EXPECT_EQ(bindings[0].name, "upstreams/dns");
+}
+
+TEST_F(NodeSetsTest, LiteralSetsOfOneWeightAreSummarizedSo) {
+  routes_.upstreams = {Spec("u", {{"127.0.0.1", 8080, 3, 1}, {"127.0.0.2", 8080, 3, 1}})};
+  SnapshotConstSharedPtr s = Build();
+  upstream::NodeSetConstSharedPtr set = Up(*s, "upstreams/u").nodes->Load();
+  ASSERT_EQ(set->nodes.size(), 2u);
+  EXPECT_TRUE(set->summary.summarized);
+  EXPECT_TRUE(set->summary.uniform);
+  EXPECT_EQ(set->summary.weight, 3);
 }
 
 TEST_F(NodeSetsTest, DiscoveryUpstreamsGetASource) {

@@ -13,32 +13,31 @@ void RoundRobinPicker::Rebuild() {
   classes_.clear();
   class_nodes_.clear();
   class_total_ = 0;
+  identity_ = false;
+  groups_built_ = false;
   if (set_ == nullptr || set_->nodes.empty()) {
     groups_.clear();
+    groups_built_ = true;
     return;
   }
 
-  const std::vector<Node>& nodes = set_->nodes;
-  const auto n = static_cast<uint32_t>(nodes.size());
-  const int priority = nodes[0].priority;
-  if (std::all_of(nodes.begin(), nodes.end(),
-                  [priority](const Node& node) { return node.priority == priority; })) {
-    // One group (the usual case): no sort, and the group's storage is reused.
-    groups_.resize(1);
-    std::vector<Slot>& group = groups_[0];
-    group.clear();
-    group.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) group.push_back(Slot{i, std::max(nodes[i].weight, 0), 0});
-  } else {
-    groups_.clear();
-    const std::vector<uint32_t> order = IndexesByPriority(nodes);
-    for (size_t i = 0; i < order.size(); ++i) {
-      const Node& node = nodes[order[i]];
-      if (i == 0 || node.priority != nodes[order[i - 1]].priority) groups_.emplace_back();
-      groups_.back().push_back(Slot{order[i], std::max(node.weight, 0), 0});
+  const NodeSummary& summary = set_->summary;
+  if (summary.summarized && summary.uniform) {
+    // One priority, one weight (the usual discovered set): one weight class of every node in
+    // index order, known from the summary without reading a node. The retry groups wait for
+    // the first retry (BuildGroups).
+    if (summary.weight > 0) {
+      const auto n = static_cast<uint32_t>(set_->nodes.size());
+      identity_ = true;
+      class_total_ = int64_t{summary.weight} * n;
+      classes_.push_back(WeightClass{summary.weight, 0, 0, n, 0, 0});
+      CarryTurns();
     }
+    return;
   }
 
+  BuildGroups();
+  const std::vector<Node>& nodes = set_->nodes;
   const auto weighted = std::find_if(groups_.begin(), groups_.end(), [](const auto& group) {
     return std::any_of(group.begin(), group.end(), [](const Slot& s) { return s.weight > 0; });
   });
@@ -66,6 +65,10 @@ void RoundRobinPicker::Rebuild() {
     }
     classes_.back().end = i + 1;
   }
+  CarryTurns();
+}
+
+void RoundRobinPicker::CarryTurns() {
   // A class of a weight the old build had goes on from the same position in its turn (both
   // lists ascend by weight).
   auto from = carried_.begin();
@@ -74,7 +77,31 @@ void RoundRobinPicker::Rebuild() {
     if (from == carried_.end()) break;
     if (from->first != c.weight) continue;
     c.next = c.begin + from->second % (c.end - c.begin);
-    c.node = class_nodes_[c.next];
+    c.node = ClassNode(c.next);
+  }
+}
+
+void RoundRobinPicker::BuildGroups() {
+  groups_built_ = true;
+  const std::vector<Node>& nodes = set_->nodes;
+  const auto n = static_cast<uint32_t>(nodes.size());
+  const int priority = nodes[0].priority;
+  if (std::all_of(nodes.begin(), nodes.end(),
+                  [priority](const Node& node) { return node.priority == priority; })) {
+    // One group (the usual case): no sort, and the group's storage is reused.
+    groups_.resize(1);
+    std::vector<Slot>& group = groups_[0];
+    group.clear();
+    group.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) group.push_back(Slot{i, std::max(nodes[i].weight, 0), 0});
+    return;
+  }
+  groups_.clear();
+  const std::vector<uint32_t> order = IndexesByPriority(nodes);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Node& node = nodes[order[i]];
+    if (i == 0 || node.priority != nodes[order[i - 1]].priority) groups_.emplace_back();
+    groups_.back().push_back(Slot{order[i], std::max(node.weight, 0), 0});
   }
 }
 
@@ -134,9 +161,10 @@ uint32_t RoundRobinPicker::PickAvoiding(const TriedSet& tried) {
       best->next = best->begin;
       best->current -= class_total_;
     }
-    best->node = class_nodes_[best->next];
+    best->node = ClassNode(best->next);
     return best_index;
   }
+  if (!groups_built_) BuildGroups();
   for (bool zero_weight : {false, true}) {
     for (std::vector<Slot>& group : groups_) {
       const uint32_t index = PickInGroup(group, tried, zero_weight);

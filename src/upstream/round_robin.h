@@ -27,16 +27,22 @@ class RoundRobinPicker final : public Picker {
   // taken from the highest group first, in turn (as if of weight 1). No allocation.
   //
   // Cost: a first attempt (empty `tried`) is O(distinct weights in the group); a retry is
-  // O(nodes), as every pick in nginx.
+  // O(nodes), as every pick in nginx. The first retry after a Build() from a summarized
+  // uniform set (below) builds the retry groups first: O(nodes) more, no allocation once the
+  // picker has held a set as large.
   //
   // Nodes marked down (set_down) are skipped like tried ones, at a retry's cost; when that
   // leaves nothing, the down nodes are used too (fail-open).
   uint32_t Pick(const PickRequest& request) override;
 
  private:
-  // Build(): O(nodes) when all nodes share one priority and all weighted nodes of the group
-  // one weight (the usual discovered set), else O(nodes log nodes); no allocation in the first
-  // case once the picker has held a set as large.
+  // Build(): O(1) for a set whose summary (NodeSet::summary, filled by the producer) says
+  // all nodes share one priority and one weight (the usual discovered set): no node is read,
+  // only the set's header and summary, so a worker switching to a new 10k-node set touches a
+  // few cache lines instead of every node; the retry groups are built on the first retry.
+  // Otherwise O(nodes) when all nodes share one priority and all weighted nodes of the group
+  // one weight, else O(nodes log nodes); no allocation in the first case once the picker has
+  // held a set as large.
   //
   // A rebuilt picker (the set changed: a discovery answer, a DNS change) does not start its
   // turn over: each weight class that the old build also had goes on from the same position
@@ -55,8 +61,15 @@ class RoundRobinPicker final : public Picker {
   // weight > 0 (or, with `zero_weight`, weight <= 0, each counted as 1); kNone if none.
   static uint32_t PickInGroup(std::vector<Slot>& group, const TriedSet& tried, bool zero_weight);
   uint32_t PickAvoiding(const TriedSet& tried);
+  // groups_ from set_'s nodes (O(nodes), reads every node).
+  void BuildGroups();
+  // Rebuild(): the classes of weights the old build had go on from their positions.
+  void CarryTurns();
+  // The node at position `i` of the weight classes' order.
+  uint32_t ClassNode(uint32_t i) const { return identity_ ? i : class_nodes_[i]; }
 
   std::vector<std::vector<Slot>> groups_;  // by priority, highest first
+  bool groups_built_ = true;               // false: groups_ waits for BuildGroups()
   // First attempts run smooth WRR on the first group with a node of weight > 0, with its
   // nodes grouped by weight. Nodes of equal weight are always chosen in turn (index order),
   // so each weight class acts as one contender whose current weight is that of its next
@@ -71,8 +84,11 @@ class RoundRobinPicker final : public Picker {
     uint32_t next;  // position of the next node in turn, in [begin, end)
     uint32_t node;  // class_nodes_[next], kept here to spare a load per class and pick
   };
-  std::vector<WeightClass> classes_;  // empty when no node has weight > 0
-  std::vector<uint32_t> class_nodes_;
+  std::vector<WeightClass> classes_;   // empty when no node has weight > 0
+  std::vector<uint32_t> class_nodes_;  // empty when identity_
+  // One class of every node in index order (a summarized uniform set): position i is node i,
+  // so class_nodes_ is not filled.
+  bool identity_ = false;
   int64_t class_total_ = 0;
   TriedSet avoid_;  // tried + down, when some node is down (capacity reused)
   std::vector<std::pair<int64_t, uint32_t>> carried_;  // Rebuild(): (weight, position) per class

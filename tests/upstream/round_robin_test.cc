@@ -15,9 +15,13 @@ namespace {
 
 constexpr uint32_t kNone = RoundRobinPicker::kNone;
 
+// Whether Set() summarizes its sets as producers do (NodeSet::summary): RoundRobinTest runs
+// every case both ways, since a uniform set's build reads the summary instead of the nodes.
+bool summarize_sets = false;
+
 // weights[i] / priorities[i] describe node i.
-NodeSetConstSharedPtr Set(const std::vector<int>& weights,
-                          const std::vector<int>& priorities = {}) {
+NodeSetConstSharedPtr Set(const std::vector<int>& weights, const std::vector<int>& priorities = {},
+                          bool summarize = summarize_sets) {
   auto set = std::make_shared<NodeSet>();
   for (size_t i = 0; i < weights.size(); ++i) {
     Node n;
@@ -27,8 +31,20 @@ NodeSetConstSharedPtr Set(const std::vector<int>& weights,
     n.priority = priorities.empty() ? 0 : priorities[i];
     set->nodes.push_back(std::move(n));
   }
+  if (summarize) set->summary = SummarizeNodes(set->nodes);
   return set;
 }
+
+class RoundRobinTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { summarize_sets = GetParam(); }
+  void TearDown() override { summarize_sets = false; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Sets, RoundRobinTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Summarized" : "NodeByNode";
+                         });
 
 std::vector<int> Counts(RoundRobinPicker& picker, size_t nodes, int picks) {
   std::vector<int> counts(nodes, 0);
@@ -95,33 +111,33 @@ TEST(TriedSetTest, SmallAndLargeIndexes) {
   EXPECT_EQ(t.count(), 1u);
 }
 
-TEST(RoundRobinTest, Weights321) {
+TEST_P(RoundRobinTest, Weights321) {
   RoundRobinPicker p;
   p.Build(Set({3, 2, 1}));
   EXPECT_EQ(Counts(p, 3, 12), (std::vector<int>{6, 4, 2}));
 }
 
-TEST(RoundRobinTest, Weights301) {
+TEST_P(RoundRobinTest, Weights301) {
   RoundRobinPicker p;
   p.Build(Set({3, 0, 1}));
   EXPECT_EQ(Counts(p, 3, 12), (std::vector<int>{9, 0, 3}));
 }
 
-TEST(RoundRobinTest, Weights11) {
+TEST_P(RoundRobinTest, Weights11) {
   RoundRobinPicker p;
   p.Build(Set({1, 1}));
   EXPECT_EQ(Counts(p, 2, 12), (std::vector<int>{6, 6}));
   EXPECT_EQ(Sequence(p, 4), (std::vector<uint32_t>{0, 1, 0, 1}));
 }
 
-TEST(RoundRobinTest, SmoothLikeNginx) {
+TEST_P(RoundRobinTest, SmoothLikeNginx) {
   // nginx's documented example: weights 5, 1, 1 give a a b a c a a.
   RoundRobinPicker p;
   p.Build(Set({5, 1, 1}));
   EXPECT_EQ(Sequence(p, 14), (std::vector<uint32_t>{0, 0, 1, 0, 2, 0, 0, 0, 0, 1, 0, 2, 0, 0}));
 }
 
-TEST(RoundRobinTest, FollowsNginxSequenceExactly) {
+TEST_P(RoundRobinTest, FollowsNginxSequenceExactly) {
   // Repeated weights (the picker groups nodes by weight), ties between groups, large weights.
   const std::vector<std::vector<int>> cases = {
       {7, 3, 3, 1, 0, 12}, {2, 1, 2, 1, 2}, {1, 2, 1, 2}, {40000, 30001, 5}, {4, 4, 4, 4}};
@@ -141,13 +157,13 @@ TEST(RoundRobinTest, FollowsNginxSequenceExactly) {
   }
 }
 
-TEST(RoundRobinTest, HighestPriorityGroupOnly) {
+TEST_P(RoundRobinTest, HighestPriorityGroupOnly) {
   RoundRobinPicker p;
   p.Build(Set({1, 5, 1, 1}, {0, 0, 10, 10}));
   EXPECT_EQ(Counts(p, 4, 10), (std::vector<int>{0, 0, 5, 5}));
 }
 
-TEST(RoundRobinTest, PriorityFallbackOnRetry) {
+TEST_P(RoundRobinTest, PriorityFallbackOnRetry) {
   RoundRobinPicker p;
   p.Build(Set({1, 1, 1, 1}, {0, 5, 5, -3}));
   TriedSet tried;
@@ -164,7 +180,7 @@ TEST(RoundRobinTest, PriorityFallbackOnRetry) {
   EXPECT_EQ(p.Pick(tried), kNone);
 }
 
-TEST(RoundRobinTest, TriedNodesAreSkipped) {
+TEST_P(RoundRobinTest, TriedNodesAreSkipped) {
   RoundRobinPicker p;
   p.Build(Set({5, 1, 1}));
   TriedSet tried;
@@ -179,7 +195,7 @@ TEST(RoundRobinTest, TriedNodesAreSkipped) {
   EXPECT_EQ(p.Pick(tried), kNone);
 }
 
-TEST(RoundRobinTest, RetriesShareTheWeights) {
+TEST_P(RoundRobinTest, RetriesShareTheWeights) {
   // Among untried nodes the weights still apply: with node 0 tried, 2:1 between 1 and 2.
   RoundRobinPicker p;
   p.Build(Set({9, 2, 1}));
@@ -191,7 +207,7 @@ TEST(RoundRobinTest, RetriesShareTheWeights) {
   EXPECT_EQ(counts[2], 10);
 }
 
-TEST(RoundRobinTest, ZeroWeightOnlyWhenNothingElseIsLeft) {
+TEST_P(RoundRobinTest, ZeroWeightOnlyWhenNothingElseIsLeft) {
   RoundRobinPicker p;
   p.Build(Set({0, 2, 0, 1}));
   TriedSet tried;
@@ -209,7 +225,7 @@ TEST(RoundRobinTest, ZeroWeightOnlyWhenNothingElseIsLeft) {
   EXPECT_EQ(p.Pick(tried), kNone);
 }
 
-TEST(RoundRobinTest, ZeroWeightNodesAloneAreUsedInTurn) {
+TEST_P(RoundRobinTest, ZeroWeightNodesAloneAreUsedInTurn) {
   RoundRobinPicker p;
   p.Build(Set({0, 0}));
   EXPECT_EQ(Counts(p, 2, 10), (std::vector<int>{5, 5}));
@@ -217,7 +233,7 @@ TEST(RoundRobinTest, ZeroWeightNodesAloneAreUsedInTurn) {
   EXPECT_EQ(Counts(p, 1, 3), (std::vector<int>{3}));
 }
 
-TEST(RoundRobinTest, ZeroWeightComesAfterLowerPriorityGroups) {
+TEST_P(RoundRobinTest, ZeroWeightComesAfterLowerPriorityGroups) {
   // Node 0 (priority 10, weight 0) is a last resort, after the priority-0 node.
   RoundRobinPicker p;
   p.Build(Set({0, 3, 1}, {10, 10, 0}));
@@ -231,7 +247,7 @@ TEST(RoundRobinTest, ZeroWeightComesAfterLowerPriorityGroups) {
   EXPECT_EQ(p.Pick(tried), kNone);
 }
 
-TEST(RoundRobinTest, EmptySet) {
+TEST_P(RoundRobinTest, EmptySet) {
   RoundRobinPicker p;
   TriedSet tried;
   EXPECT_EQ(p.Pick(tried), kNone);  // never built
@@ -244,7 +260,7 @@ TEST(RoundRobinTest, EmptySet) {
   EXPECT_EQ(p.Pick(tried), kNone);
 }
 
-TEST(RoundRobinTest, MoreThan64Nodes) {
+TEST_P(RoundRobinTest, MoreThan64Nodes) {
   constexpr size_t kNodes = 100;
   RoundRobinPicker p;
   p.Build(Set(std::vector<int>(kNodes, 1)));
@@ -271,7 +287,7 @@ TEST(RoundRobinTest, MoreThan64Nodes) {
   EXPECT_EQ(p.Pick(tried), kNone);
 }
 
-TEST(RoundRobinTest, RebuildOnANewSet) {
+TEST_P(RoundRobinTest, RebuildOnANewSet) {
   RoundRobinPicker p;
   auto first = Set({1, 1});
   p.Build(first);
@@ -291,7 +307,7 @@ TEST(RoundRobinTest, RebuildOnANewSet) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(p.Pick(TriedSet()), 0u);
 }
 
-TEST(RoundRobinTest, RebuiltPickerGoesOnWithItsTurn) {
+TEST_P(RoundRobinTest, RebuiltPickerGoesOnWithItsTurn) {
   RoundRobinPicker p;
   p.Build(Set(std::vector<int>(10, 1)));
   EXPECT_EQ(Sequence(p, 3), (std::vector<uint32_t>{0, 1, 2}));  // a first build starts at 0
@@ -307,7 +323,7 @@ TEST(RoundRobinTest, RebuiltPickerGoesOnWithItsTurn) {
   EXPECT_EQ(heavy, (std::vector<uint32_t>{3, 4, 3, 4})) << ::testing::PrintToString(seq);
 }
 
-TEST(RoundRobinTest, ChurnStillSpreadsOverTheWholeSet) {
+TEST_P(RoundRobinTest, ChurnStillSpreadsOverTheWholeSet) {
   // A set republished every 50 picks (node churn): every node gets its share, not only the
   // first 50 of each build.
   RoundRobinPicker p;
@@ -320,13 +336,87 @@ TEST(RoundRobinTest, ChurnStillSpreadsOverTheWholeSet) {
   EXPECT_EQ(*std::max_element(counts.begin(), counts.end()), 5);
 }
 
-TEST(RoundRobinTest, KeepsTheSetAlive) {
+TEST_P(RoundRobinTest, KeepsTheSetAlive) {
   RoundRobinPicker p;
   auto set = Set({1, 2});
   const NodeSet* raw = set.get();
   p.Build(std::move(set));
   EXPECT_EQ(p.built_from(), raw);
   EXPECT_EQ(raw->nodes.size(), 2u);
+}
+
+TEST(RoundRobinSummaryTest, AUniformSetIsBuiltFromItsSummaryAlone) {
+  // A summary that disagrees with the nodes (producers never publish one) shows what the
+  // build read: the summary's one weight, not the nodes' 5, 1, 1.
+  auto set = std::make_shared<NodeSet>();
+  for (int weight : {5, 1, 1}) {
+    Node n;
+    n.weight = weight;
+    set->nodes.push_back(std::move(n));
+  }
+  set->summary = NodeSummary{.summarized = true, .uniform = true, .weight = 1};
+  RoundRobinPicker p;
+  p.Build(set);
+  EXPECT_EQ(Sequence(p, 6), (std::vector<uint32_t>{0, 1, 2, 0, 1, 2}));
+  // Without a summary the nodes are read: nginx's sequence for 5, 1, 1.
+  auto plain = std::make_shared<NodeSet>();
+  plain->nodes = set->nodes;
+  p.Build(plain);
+  EXPECT_EQ(Sequence(p, 7), (std::vector<uint32_t>{0, 0, 1, 0, 2, 0, 0}));
+}
+
+TEST(RoundRobinSummaryTest, SummarizedSetsPickAsTheNodeByNodeBuild) {
+  // Two pickers fed the same sets, one summarized, one not, through rebuilds (of uniform and
+  // mixed sets, growing and shrinking), first attempts, retries and down nodes: every pick
+  // is the same.
+  std::mt19937 rng(7);
+  RoundRobinPicker summarized;
+  RoundRobinPicker plain;
+  for (int build = 0; build < 300; ++build) {
+    const size_t n = 1 + rng() % (build % 3 == 0 ? 200 : 8);
+    std::vector<int> weights(n, static_cast<int>(rng() % 4));  // 0: all weight 0
+    std::vector<int> priorities;
+    if (build % 5 == 4) {  // not uniform: the summary says so, the nodes are read
+      for (int& w : weights) w = static_cast<int>(rng() % 3);
+      priorities.resize(n);
+      for (int& pr : priorities) pr = static_cast<int>(rng() % 2);
+    }
+    summarized.Build(Set(weights, priorities, /*summarize=*/true));
+    plain.Build(Set(weights, priorities, /*summarize=*/false));
+    if (build % 7 == 6) {
+      TriedSet down;
+      for (uint32_t i = 0; i < n; ++i) {
+        if (rng() % 3 == 0) down.Add(i);
+      }
+      summarized.set_down(down);
+      plain.set_down(down);
+    }
+    for (int pick = 0; pick < 40; ++pick) {
+      TriedSet tried;
+      if (rng() % 4 == 0) {
+        for (uint32_t i = 0; i < n; ++i) {
+          if (rng() % 2 == 0) tried.Add(i);
+        }
+      }
+      ASSERT_EQ(summarized.Pick(tried), plain.Pick(tried))
+          << "build " << build << " pick " << pick << " nodes " << n;
+    }
+  }
+}
+
+TEST(RoundRobinSummaryTest, RetryAfterAUniformBuildSeesTheNewNodes) {
+  // The retry groups of a summarized build are made at its first retry, from the new set.
+  RoundRobinPicker p;
+  p.Build(Set({1, 1, 1, 1}, {}, /*summarize=*/true));
+  TriedSet tried;
+  tried.Add(0);
+  EXPECT_NE(p.Pick(tried), 0u);
+  p.Build(Set({2, 2}, {}, /*summarize=*/true));
+  tried.Clear();
+  tried.Add(1);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(p.Pick(tried), 0u);
+  tried.Add(0);
+  EXPECT_EQ(p.Pick(tried), kNone);
 }
 
 }  // namespace

@@ -118,6 +118,50 @@ void BM_BuildEqualWeights(benchmark::State& state) {
 }
 BENCHMARK(BM_BuildEqualWeights)->Arg(1)->Arg(100)->Arg(10000);
 
+// The same set summarized as producers publish it (NodeSet::summary): the build reads the
+// summary instead of the nodes.
+void BM_BuildEqualWeightsSummarized(benchmark::State& state) {
+  auto set = std::make_shared<NodeSet>(*MakeSet(static_cast<int>(state.range(0)), false));
+  for (Node& n : set->nodes) n.weight = 1;
+  set->summary = SummarizeNodes(set->nodes);
+  const NodeSetConstSharedPtr shared = std::move(set);
+  RoundRobinPicker picker;
+  for (auto _ : state) {
+    picker.Build(shared);
+    benchmark::DoNotOptimize(picker.built_from());
+  }
+}
+BENCHMARK(BM_BuildEqualWeightsSummarized)->Arg(1)->Arg(100)->Arg(10000);
+
+// Node churn as the worker sees it: a new set (one weight, one priority) arrives, the picker
+// switches to it and picks the first node. The sets cycle through more memory than the last
+// level cache holds (24 sets of 10k nodes are ~58 MB), so each switch meets its set cold, as
+// a worker does with a set the control thread just built. Summarized (as published) against
+// the node-by-node build (the build before summaries).
+void SwitchBench(benchmark::State& state, bool summarized) {
+  const int nodes = static_cast<int>(state.range(0));
+  const size_t count = nodes >= 10000 ? 24 : 4;
+  std::vector<NodeSetConstSharedPtr> sets;
+  for (size_t i = 0; i < count; ++i) {
+    auto set = std::make_shared<NodeSet>(*MakeSet(nodes, false));
+    for (Node& n : set->nodes) n.weight = 1;
+    if (summarized) set->summary = SummarizeNodes(set->nodes);
+    sets.push_back(std::move(set));
+  }
+  RoundRobinPicker picker;
+  TriedSet none;
+  size_t next = 0;
+  for (auto _ : state) {
+    picker.Build(sets[next]);
+    benchmark::DoNotOptimize(picker.Pick(none));
+    next = next + 1 == count ? 0 : next + 1;
+  }
+}
+void BM_SwitchEqualWeights(benchmark::State& state) { SwitchBench(state, true); }
+void BM_SwitchEqualWeightsNodeByNodeBaseline(benchmark::State& state) { SwitchBench(state, false); }
+BENCHMARK(BM_SwitchEqualWeights)->Arg(1)->Arg(100)->Arg(10000);
+BENCHMARK(BM_SwitchEqualWeightsNodeByNodeBaseline)->Arg(1)->Arg(100)->Arg(10000);
+
 // ---------------------------------------------------------------- chash
 
 // 4096 random key hashes, cycled through by the pick benchmarks.

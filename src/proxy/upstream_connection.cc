@@ -5,7 +5,9 @@
 namespace turnpike::proxy {
 
 UpstreamConnection::UpstreamConnection(Worker* worker, const PoolKey& key)
-    : worker_(worker), key_(key) {}
+    : worker_(worker), key_(key) {
+  pool_addr = PoolAddr::Of(reinterpret_cast<const sockaddr*>(&key_.addr), key_.len);
+}
 
 UpstreamConnection::~UpstreamConnection() { ReturnBuffer(); }
 

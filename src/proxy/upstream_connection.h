@@ -21,7 +21,7 @@
 
 namespace turnpike::proxy {
 
-class UpstreamConnection final : core::TcpConnection::Handler {
+class UpstreamConnection final : public PoolHook, core::TcpConnection::Handler {
  public:
   static constexpr size_t kBufferSize = Worker::kUpstreamBufferSize;
 
@@ -68,7 +68,7 @@ class UpstreamConnection final : core::TcpConnection::Handler {
   std::string_view pending() const { return std::string_view(buf_ + begin_, end_ - begin_); }
   void Consume(size_t n) { begin_ += n; }
 
-  const PoolKey& key() const { return key_; }
+  const PoolKey& key() const { return key_; }  // pool_addr (PoolHook) is its pool key
   // Served a request before the current one (so it came from the keep-alive pool).
   bool reused() const { return requests_ > 1; }
   uint32_t requests() const { return requests_; }
@@ -84,8 +84,6 @@ class UpstreamConnection final : core::TcpConnection::Handler {
   // While a client write refers to bytes of the read buffer, reading may go on but must not
   // move or reuse them.
   void set_pinned(bool pinned) { pinned_ = pinned; }
-
-  size_t pool_index = 0;  // position in the worker's idle list (worker use only)
 
  private:
   UpstreamConnection(Worker* worker, const PoolKey& key);

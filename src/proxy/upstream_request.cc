@@ -77,16 +77,19 @@ void UpstreamRequest::StartAttempt() {
 
 void UpstreamRequest::ConnectNode(bool fresh) {
   const upstream::Node& node = nodes_->nodes[node_index_];
-  PoolKey key;
-  std::memcpy(&key.addr, &node.addr, node.addr_len);
-  key.len = node.addr_len;
-  if (!fresh) up_ = worker_->TakeIdle(key);
+  if (!fresh) {
+    up_ = worker_->TakeIdle(
+        PoolAddr::Of(reinterpret_cast<const sockaddr*>(&node.addr), node.addr_len));
+  }
   if (up_ != nullptr) {
     ctx_->facts().UpstreamConnected(uv_now(worker_->loop()), /*reused=*/true);
     up_->Attach(this);
     SendRequest();
     return;
   }
+  PoolKey key;
+  std::memcpy(&key.addr, &node.addr, node.addr_len);
+  key.len = node.addr_len;
   up_ = UpstreamConnection::Connect(worker_, key, this, timeouts_->connect);
   if (up_ == nullptr) FailAttempt(502, /*connect_phase=*/true);
 }

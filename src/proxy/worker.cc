@@ -13,19 +13,6 @@
 
 namespace turnpike::proxy {
 
-bool PoolKey::operator==(const PoolKey& o) const {
-  return len == o.len && std::memcmp(&addr, &o.addr, len) == 0;
-}
-
-size_t PoolKeyHash::operator()(const PoolKey& k) const {
-  // The address as (at most) four words, multiplied and folded. Unused bytes are zero.
-  uint64_t w[4] = {0, 0, 0, 0};
-  std::memcpy(w, &k.addr, std::min<size_t>(k.len, sizeof(w)));
-  uint64_t h = w[0] * 0x9e3779b97f4a7c15ull ^ w[1] * 0xc2b2ae3d27d4eb4full ^
-               w[2] * 0x165667b19e3779f9ull ^ w[3] * 0x27d4eb2f165667c5ull;
-  return static_cast<size_t>(h ^ (h >> 29));
-}
-
 Worker::Worker(int index, std::shared_ptr<const config::GatewayConfig> gateway,
                std::vector<int> listen_fds)
     : index_(index),
@@ -188,44 +175,26 @@ void Worker::OnClientClosed(DownstreamConnection* conn) {
 void Worker::OnUpstreamClosed(UpstreamConnection* conn) {
   --upstream_live_;
   // An address with no idle connection left loses its entry when one of its connections
-  // closes (PutIdle makes it again): under node churn the map would otherwise keep every
+  // closes (PutIdle makes it again): under node churn the pool would otherwise keep every
   // address ever used.
-  if (auto it = idle_.find(conn->key()); it != idle_.end() && it->second.empty()) {
-    idle_.erase(it);
-  }
+  idle_.Remove(conn);  // a pooled connection closed without RemoveIdle (none today)
+  idle_.Release(conn->pool_addr);
   MaybeFinish();
 }
 
-UpstreamConnection* Worker::TakeIdle(const PoolKey& key) {
-  auto it = idle_.find(key);
-  if (it == idle_.end() || it->second.empty()) return nullptr;
-  UpstreamConnection* conn = it->second.back();
-  it->second.pop_back();
-  return conn;
+UpstreamConnection* Worker::TakeIdle(const PoolAddr& addr) {
+  return static_cast<UpstreamConnection*>(idle_.Take(addr));
 }
 
 bool Worker::PutIdle(UpstreamConnection* conn, size_t pool_size, double idle_timeout) {
   if (draining_ || conn->closing()) return false;
-  std::vector<UpstreamConnection*>& list = idle_[conn->key()];
-  if (list.size() >= pool_size) return false;
-  conn->pool_index = list.size();
-  list.push_back(conn);
+  if (!idle_.Put(conn, pool_size)) return false;
   conn->StartReading();  // notice when the node closes it
   conn->ArmTimer(idle_timeout);
   return true;
 }
 
-void Worker::RemoveIdle(UpstreamConnection* conn) {
-  auto it = idle_.find(conn->key());
-  if (it == idle_.end()) return;
-  std::vector<UpstreamConnection*>& list = it->second;
-  size_t i = conn->pool_index;
-  if (i < list.size() && list[i] == conn) {
-    list[i] = list.back();
-    list[i]->pool_index = i;
-    list.pop_back();
-  }
-}
+void Worker::RemoveIdle(UpstreamConnection* conn) { idle_.Remove(conn); }
 
 // ---------------------------------------------------------------- shutdown
 
@@ -234,11 +203,7 @@ void Worker::BeginDrain() {
   for (auto& l : listeners_) {
     uv_close(reinterpret_cast<uv_handle_t*>(l.get()), nullptr);
   }
-  for (auto& [key, list] : idle_) {
-    std::vector<UpstreamConnection*> conns;
-    conns.swap(list);
-    for (UpstreamConnection* c : conns) c->Close();
-  }
+  idle_.TakeAll([](PoolHook* c) { static_cast<UpstreamConnection*>(c)->Close(); });
   std::vector<DownstreamConnection*> clients = clients_;
   for (DownstreamConnection* c : clients) c->Drain();
   MaybeFinish();

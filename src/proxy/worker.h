@@ -13,7 +13,6 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "config/specs.h"
@@ -21,6 +20,7 @@
 #include "core/snapshot_slot.h"
 #include "core/time_text.h"
 #include "proxy/access_log.h"
+#include "proxy/idle_pool.h"
 #include "proxy/pause_table.h"
 #include "proxy/picker_table.h"
 #include "proxy/snapshot.h"
@@ -33,14 +33,11 @@ class DownstreamConnection;
 class UpstreamConnection;
 class Exchange;
 
-// Identity of an upstream connection pool: the node's socket address.
+// The node's socket address an upstream connection connects to (its pool key is the compact
+// PoolAddr of it, proxy/idle_pool.h).
 struct PoolKey {
   sockaddr_storage addr{};
   socklen_t len = 0;
-  bool operator==(const PoolKey& o) const;
-};
-struct PoolKeyHash {
-  size_t operator()(const PoolKey& k) const;
 };
 
 // Per-worker counters (read by tests and, later, metrics). Relaxed atomics: written by the
@@ -143,14 +140,19 @@ class Worker {
     if (lease->open()) pickers_.EndAttempt(lease, uv_now(&loop_), final);
   }
 
-  // Upstream keep-alive pool.
-  UpstreamConnection* TakeIdle(const PoolKey& key);
-  // Returns true when kept (the pool then owns it), false when the caller must close it.
+  // Upstream keep-alive pool (proxy/idle_pool.h: a flat table by node address, idle
+  // connections in intrusive lists). Hot path, O(1) expected, no allocation once the table
+  // has room for the addresses in use.
+  // The idle connection to `addr` put back last, taken out of the pool; null if none.
+  UpstreamConnection* TakeIdle(const PoolAddr& addr);
+  // Returns true when kept (the pool then owns it), false when the caller must close it: the
+  // worker drains, the connection is closing, or its address has `pool_size` idle already.
   bool PutIdle(UpstreamConnection* conn, size_t pool_size, double idle_timeout);
+  // Takes `conn` out of the pool if it is idle there.
   void RemoveIdle(UpstreamConnection* conn);
   // Addresses with an entry in the pool: only while some connection to the address is idle,
   // or open since the entry was made (tests; on the worker's thread or after Join()).
-  size_t pooled_addresses() const { return idle_.size(); }
+  size_t pooled_addresses() const { return idle_.addresses(); }
 
   void OnClientClosed(DownstreamConnection* conn);
   void OnUpstreamOpened() { ++upstream_live_; }
@@ -185,7 +187,7 @@ class Worker {
   // By Snapshot::worker_state_plugins slot of snapshot_ (and older sets still pinned). Before
   // the exchanges, whose pins must go first.
   WorkerStateTable worker_states_;
-  std::unordered_map<PoolKey, std::vector<UpstreamConnection*>, PoolKeyHash> idle_;
+  IdlePool idle_;  // idle upstream connections (UpstreamConnection is a PoolHook)
   std::vector<DownstreamConnection*> clients_;  // live client connections (for drain)
   size_t upstream_live_ = 0;                    // upstream connections not yet closed
   bool draining_ = false;

@@ -2,14 +2,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace turnpike::upstream {
 
 void EwmaPicker::Rebuild() {
-  groups_.clear();
   zero_weight_.clear();
   const std::vector<Node>& nodes = set_->nodes;
   stats_.assign(nodes.size(), NodeStat{});
+  const NodeSummary& summary = set_->summary;
+  if (summary.summarized && summary.uniform) {
+    // One priority, one weight, known without reading a node: one group of every node in
+    // index order (or all of weight 0). Storage is reused.
+    std::vector<uint32_t>* all = &zero_weight_;
+    if (summary.weight > 0) {
+      groups_.resize(1);
+      all = &groups_[0];
+    } else {
+      groups_.clear();
+    }
+    all->resize(nodes.size());
+    std::iota(all->begin(), all->end(), 0u);
+    return;
+  }
+  groups_.clear();
   const std::vector<uint32_t> order = IndexesByPriority(nodes);
   for (size_t i = 0; i < order.size(); ++i) {
     const Node& node = nodes[order[i]];

@@ -1,13 +1,38 @@
 #include "upstream/least_conn.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace turnpike::upstream {
 
 void LeastConnPicker::Rebuild() {
-  heaps_.clear();
   zero_weight_.clear();
   picks_ = 0;
+  const NodeSummary& summary = set_->summary;
+  if (summary.summarized && summary.uniform) {
+    // One priority, one weight (the usual discovered set), known without reading a node: no
+    // count and no pick yet, so every key is equal and index order is already the heap the
+    // node-by-node build's sift-ups leave. Storage is reused.
+    const auto n = static_cast<uint32_t>(set_->nodes.size());
+    if (summary.weight > 0) {
+      heaps_.resize(1);
+      std::vector<uint32_t>& heap = heaps_[0];
+      heap.resize(n);
+      state_.resize(n);
+      const auto weight = static_cast<uint64_t>(summary.weight);
+      for (uint32_t i = 0; i < n; ++i) {
+        heap[i] = i;
+        state_[i] = NodeState{weight, 0, 0, i, 0};
+      }
+    } else {
+      heaps_.clear();
+      state_.assign(n, NodeState{});
+      zero_weight_.resize(n);
+      std::iota(zero_weight_.begin(), zero_weight_.end(), 0u);
+    }
+    return;
+  }
+  heaps_.clear();
   const std::vector<Node>& nodes = set_->nodes;
   state_.assign(nodes.size(), NodeState{});
   const std::vector<uint32_t> order = IndexesByPriority(nodes);

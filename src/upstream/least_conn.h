@@ -47,7 +47,9 @@ class LeastConnPicker final : public Picker {
     uint64_t picked = 0;  // pick sequence number of its latest pick (0: never)
   };
 
-  // Build(): O(nodes log nodes).
+  // Build(): O(nodes log nodes); O(nodes) without reading a node for a set whose summary
+  // (NodeSet::summary) says one priority and one weight: only the picker's own arrays are
+  // written.
   void Rebuild() override;
   // Does node a rank before node b: lower (active + 1) / weight, then picked earlier.
   bool Before(uint32_t a, uint32_t b) const {

@@ -138,7 +138,8 @@ BENCHMARK(BM_BuildEqualWeightsSummarized)->Arg(1)->Arg(100)->Arg(10000);
 // level cache holds (24 sets of 10k nodes are ~58 MB), so each switch meets its set cold, as
 // a worker does with a set the control thread just built. Summarized (as published) against
 // the node-by-node build (the build before summaries).
-void SwitchBench(benchmark::State& state, bool summarized) {
+void SwitchBench(benchmark::State& state, bool summarized,
+                 BalancerType type = BalancerType::kRoundRobin) {
   const int nodes = static_cast<int>(state.range(0));
   const size_t count = nodes >= 10000 ? 24 : 4;
   std::vector<NodeSetConstSharedPtr> sets;
@@ -148,12 +149,12 @@ void SwitchBench(benchmark::State& state, bool summarized) {
     if (summarized) set->summary = SummarizeNodes(set->nodes);
     sets.push_back(std::move(set));
   }
-  RoundRobinPicker picker;
+  std::unique_ptr<Picker> picker = NewPicker(type);
   TriedSet none;
   size_t next = 0;
   for (auto _ : state) {
-    picker.Build(sets[next]);
-    benchmark::DoNotOptimize(picker.Pick(none));
+    picker->Build(sets[next]);
+    benchmark::DoNotOptimize(picker->Pick(none));
     next = next + 1 == count ? 0 : next + 1;
   }
 }
@@ -161,6 +162,22 @@ void BM_SwitchEqualWeights(benchmark::State& state) { SwitchBench(state, true); 
 void BM_SwitchEqualWeightsNodeByNodeBaseline(benchmark::State& state) { SwitchBench(state, false); }
 BENCHMARK(BM_SwitchEqualWeights)->Arg(1)->Arg(100)->Arg(10000);
 BENCHMARK(BM_SwitchEqualWeightsNodeByNodeBaseline)->Arg(1)->Arg(100)->Arg(10000);
+// least_conn and ewma keep per-node state, so their switch stays O(nodes), but over their own
+// arrays only: no node read, no sort.
+void BM_LeastConnSwitch(benchmark::State& state) {
+  SwitchBench(state, true, BalancerType::kLeastConn);
+}
+void BM_LeastConnSwitchNodeByNodeBaseline(benchmark::State& state) {
+  SwitchBench(state, false, BalancerType::kLeastConn);
+}
+void BM_EwmaSwitch(benchmark::State& state) { SwitchBench(state, true, BalancerType::kEwma); }
+void BM_EwmaSwitchNodeByNodeBaseline(benchmark::State& state) {
+  SwitchBench(state, false, BalancerType::kEwma);
+}
+BENCHMARK(BM_LeastConnSwitch)->Arg(10000);
+BENCHMARK(BM_LeastConnSwitchNodeByNodeBaseline)->Arg(10000);
+BENCHMARK(BM_EwmaSwitch)->Arg(10000);
+BENCHMARK(BM_EwmaSwitchNodeByNodeBaseline)->Arg(10000);
 
 // ---------------------------------------------------------------- chash
 

@@ -19,6 +19,10 @@
 // and no worker builds one. The flag is fixed for the slot's life: an upstream whose balancer
 // becomes or stops being chash gets a new slot (proxy::UpstreamBuilder).
 //
+// Whoever stores a set summarizes it first (NodeSet::summary = SummarizeNodes), so that the
+// workers' pickers switch to it without reading its nodes; a set stored without a summary
+// works, at the cost of a worker reading every node when it switches.
+//
 // Thread rules: Store() from one thread at a time (the control thread, or the reload job
 // before the snapshot is published); Peek() and Load() from any thread. A set replaced by
 // Store() is returned to the caller so that it can be released on the control thread once no

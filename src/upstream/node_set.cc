@@ -16,19 +16,6 @@ bool SameNode(const Node& a, const Node& b) {
 
 }  // namespace
 
-NodeSummary SummarizeNodes(const std::vector<Node>& nodes) {
-  NodeSummary summary;
-  summary.summarized = true;
-  if (nodes.empty()) return summary;
-  const int weight = nodes[0].weight;
-  const int priority = nodes[0].priority;
-  summary.uniform = std::all_of(nodes.begin(), nodes.end(), [&](const Node& n) {
-    return n.weight == weight && n.priority == priority;
-  });
-  if (summary.uniform) summary.weight = weight;
-  return summary;
-}
-
 bool SameNodes(const NodeSet& a, const NodeSet& b) {
   if (a.nodes.size() != b.nodes.size()) return false;
   for (size_t i = 0; i < a.nodes.size(); ++i) {

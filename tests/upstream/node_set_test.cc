@@ -65,24 +65,5 @@ TEST(NodeSetTest, BytesPastAddrLenAreIgnored) {
   EXPECT_TRUE(SameNodes(a, b));
 }
 
-TEST(NodeSetTest, SummaryOfOnePriorityAndOneWeight) {
-  EXPECT_TRUE(SummarizeNodes({}).summarized);
-  EXPECT_FALSE(SummarizeNodes({}).uniform);
-  NodeSummary s = SummarizeNodes({V4("10.0.0.1", 80, 3, 2), V4("10.0.0.2", 81, 3, 2)});
-  EXPECT_TRUE(s.summarized);
-  EXPECT_TRUE(s.uniform);
-  EXPECT_EQ(s.weight, 3);
-  s = SummarizeNodes({V4("10.0.0.1", 80, 0, 0), V4("10.0.0.2", 81, 0, 0)});
-  EXPECT_TRUE(s.uniform);
-  EXPECT_EQ(s.weight, 0);
-  EXPECT_FALSE(SummarizeNodes({V4("10.0.0.1", 80, 3, 2), V4("10.0.0.2", 81, 4, 2)}).uniform);
-  EXPECT_FALSE(SummarizeNodes({V4("10.0.0.1", 80, 3, 2), V4("10.0.0.2", 81, 3, 1)}).uniform);
-  // Not part of the set's value.
-  NodeSet a{{V4("10.0.0.1", 80)}};
-  NodeSet b = a;
-  b.summary = SummarizeNodes(b.nodes);
-  EXPECT_TRUE(SameNodes(a, b));
-}
-
 }  // namespace
 }  // namespace turnpike::upstream

@@ -21,6 +21,25 @@ NodeSetConstSharedPtr Summarized(const std::vector<int>& weights,
   return set;
 }
 
+TEST(NodeSummaryTest, OnePriorityAndOneWeight) {
+  EXPECT_TRUE(SummarizeNodes({}).summarized);
+  EXPECT_FALSE(SummarizeNodes({}).uniform) << "nothing to pick from: the pickers' own case";
+  const NodeSetConstSharedPtr same = testing::Set({3, 3, 3}, {2, 2, 2});
+  NodeSummary s = SummarizeNodes(same->nodes);
+  EXPECT_TRUE(s.summarized);
+  EXPECT_TRUE(s.uniform);
+  EXPECT_EQ(s.weight, 3);
+  s = SummarizeNodes(testing::Set({0, 0})->nodes);
+  EXPECT_TRUE(s.uniform);
+  EXPECT_EQ(s.weight, 0);
+  EXPECT_FALSE(SummarizeNodes(testing::Set({3, 4}, {2, 2})->nodes).uniform);
+  EXPECT_FALSE(SummarizeNodes(testing::Set({3, 3}, {2, 1})->nodes).uniform);
+  // Not part of the set's value.
+  NodeSet summarized = *same;
+  summarized.summary = SummarizeNodes(summarized.nodes);
+  EXPECT_TRUE(SameNodes(*same, summarized));
+}
+
 TEST(NodeSummaryTest, PickersPickAsFromTheNodes) {
   for (BalancerType type :
        {BalancerType::kRoundRobin, BalancerType::kLeastConn, BalancerType::kEwma}) {

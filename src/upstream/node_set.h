@@ -42,6 +42,9 @@ struct NodeSummary {
   int weight = 0;
 };
 
+// Producers, before publishing: the summary of `nodes` (upstream/node_summary.cc). O(nodes).
+NodeSummary SummarizeNodes(const std::vector<Node>& nodes);
+
 struct NodeSet {
   std::vector<Node> nodes;
   // Of `nodes`, filled by the producer before it publishes the set; not part of the set's
@@ -55,9 +58,6 @@ struct NodeSet {
 };
 
 using NodeSetConstSharedPtr = std::shared_ptr<const NodeSet>;
-
-// Producers, before publishing: the summary of `nodes`. O(nodes).
-NodeSummary SummarizeNodes(const std::vector<Node>& nodes);
 
 // True when both sets have the same nodes (host, port, weight, priority, address) in order.
 bool SameNodes(const NodeSet& a, const NodeSet& b);

@@ -231,8 +231,9 @@ void NacosProvider::TryHost() {
       upstream::Node probe;
       SetAddress(reinterpret_cast<const sockaddr*>(&r.addr), r.addr_len,
                  static_cast<uint16_t>(h.conf.port), &probe);
-      std::memcpy(&h.origin.addr, &probe.addr, sizeof(h.origin.addr));
-      h.origin.len = r.addr_len;
+      h.origin.addr = {};
+      std::memcpy(&h.origin.addr, &probe.addr, probe.addr_len);
+      h.origin.len = probe.addr_len;
       h.have_origin = true;
       uint64_t ttl = std::clamp<uint64_t>(r.ttl_seconds, 1, 60);
       h.resolved_until_ms = uv_now(loop_) + ttl * 1000;

@@ -114,16 +114,14 @@ bool IsIpLiteral(const std::string& host) {
 }
 
 // A report's node address as (ip text, port).
-std::pair<std::string, uint16_t> AddrOf(const sockaddr_storage& ss) {
+std::pair<std::string, uint16_t> AddrOf(const upstream::NodeAddr& a) {
   char text[INET6_ADDRSTRLEN] = {};
-  if (ss.ss_family == AF_INET6) {
-    const auto& sin6 = reinterpret_cast<const sockaddr_in6&>(ss);
-    inet_ntop(AF_INET6, &sin6.sin6_addr, text, sizeof(text));
-    return {text, ntohs(sin6.sin6_port)};
+  if (a.family() == AF_INET6) {
+    inet_ntop(AF_INET6, &a.v6.sin6_addr, text, sizeof(text));
+    return {text, ntohs(a.v6.sin6_port)};
   }
-  const auto& sin = reinterpret_cast<const sockaddr_in&>(ss);
-  inet_ntop(AF_INET, &sin.sin_addr, text, sizeof(text));
-  return {text, ntohs(sin.sin_port)};
+  inet_ntop(AF_INET, &a.v4.sin_addr, text, sizeof(text));
+  return {text, ntohs(a.v4.sin_port)};
 }
 
 uint64_t IntervalMs(const config::ActiveCheckSpec& a, const upstream::TargetState& s) {
@@ -220,8 +218,8 @@ void HealthChecker::Retarget(Checker* c, uint64_t now) {
   std::map<std::tuple<std::string, uint16_t, std::string>, Target*> made;
   for (const upstream::Node& node : c->nodes->nodes) {
     const auto port = static_cast<uint16_t>(a.port != 0 ? a.port : node.port);
-    std::string hostname = a.host.empty() ? node.ip_text : a.host;
-    auto key = std::make_tuple(node.ip_text, port, hostname);
+    std::string hostname = a.host.empty() ? node.ip_text.str() : a.host;
+    auto key = std::make_tuple(node.ip_text.str(), port, hostname);
     Target* target = nullptr;
     if (auto m = made.find(key); m != made.end()) {
       target = m->second;
@@ -231,7 +229,7 @@ void HealthChecker::Retarget(Checker* c, uint64_t now) {
         t = std::move(o->second);  // kept: its state and its probe in flight
       } else {
         t = std::make_unique<Target>();
-        t->ip = node.ip_text;
+        t->ip = node.ip_text.str();
         t->port = port;
         t->hostname = std::move(hostname);
         http_client::Origin::FromIp(t->ip, t->port, &t->origin);
@@ -239,13 +237,13 @@ void HealthChecker::Retarget(Checker* c, uint64_t now) {
       }
       // lua-resty-healthcheck: Host is the target's host header, else its
       // hostname.
-      t->host_header =
-          c->binding.pass_host_node && !IsIpLiteral(node.host) ? node.host : t->hostname;
+      t->host_header = c->binding.pass_host_node && !IsIpLiteral(node.host.str()) ? node.host.str()
+                                                                                  : t->hostname;
       target = t.get();
       made.emplace(key, target);
       c->targets.push_back(std::move(t));
     }
-    c->by_node[{node.ip_text, node.port}] = target;
+    c->by_node[{node.ip_text.str(), node.port}] = target;
   }
   for (auto& [key, t] : old) {
     if (t == nullptr) continue;
@@ -354,9 +352,9 @@ void HealthChecker::Publish(Checker* c, uint64_t now) {
     c->dirty = false;
     std::vector<upstream::HealthSnapshot::Addr> down;
     for (const upstream::Node& node : c->nodes->nodes) {
-      auto it = c->by_node.find({node.ip_text, node.port});
+      auto it = c->by_node.find({node.ip_text.str(), node.port});
       if (it != c->by_node.end() && !it->second->state.up())
-        down.push_back({node.ip_text, node.port});
+        down.push_back({node.ip_text.str(), node.port});
     }
     std::sort(down.begin(), down.end());
     down.erase(std::unique(down.begin(), down.end()), down.end());

@@ -116,7 +116,7 @@ void BuildGroupRing(const std::vector<Node>& nodes, const std::vector<uint32_t>&
 }  // namespace
 
 std::string ChashPicker::RingId(const Node& node) {
-  const std::string& host = node.ip_text.empty() ? node.host : node.ip_text;
+  const std::string_view host = node.ip_text.empty() ? node.host.view() : node.ip_text.view();
   std::string id;
   id.reserve(host.size() + 8);
   const bool v6 = host.find(':') != std::string::npos;

@@ -65,8 +65,8 @@ using HealthSnapshotConstSharedPtr = std::shared_ptr<const HealthSnapshot>;
 // One passive report: the node an attempt went to (its address) and how it
 // ended.
 struct PassiveReport {
-  sockaddr_storage addr{};  // the node's address (Node::addr), port included
-  uint16_t status = 0;      // the upstream's HTTP status (kSuccess / kHttpFailure), else 0
+  NodeAddr addr{};      // the node's address (Node::addr), port included
+  uint16_t status = 0;  // the upstream's HTTP status (kSuccess / kHttpFailure), else 0
   Outcome outcome = Outcome::kSuccess;
 };
 

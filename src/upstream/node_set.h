@@ -3,29 +3,128 @@
 // Producers (static config, discovery::Directory) build a new NodeSet whenever
 // the content changes and never mutate a published one, so a worker detects a change by
 // comparing pointers. Shared read-only across threads.
+//
+// A Node is made to be cheap to copy and to free: under node churn the control thread builds
+// a set of 10k nodes ten times a second, mostly copies of the previous set's nodes, and frees
+// the replaced one. Its texts are inline (NodeText: no heap for IP literals, IPv4 or IPv6,
+// with their ports) and its address is a sockaddr_in6-sized union, not a sockaddr_storage:
+// 192 bytes a node instead of ~240, no allocation. The worker reads the texts and the address in
+// place, per request (no pointer to follow).
 #pragma once
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <cstring>
+#include <iosfwd>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace turnpike::upstream {
 
+// A short immutable-ish string stored inline up to kInline bytes, on the heap beyond (a long
+// domain name). Reads as a std::string_view. Copying an inline text is a 48-byte copy and
+// destroying one frees nothing. Not NUL-terminated.
+class NodeText {
+ public:
+  static constexpr size_t kInline = 47;  // an IPv6 literal in brackets with a port
+
+  NodeText() = default;
+  explicit NodeText(std::string_view s) { Init(s); }
+  explicit NodeText(const char* s) : NodeText(std::string_view(s)) {}
+  NodeText(const NodeText& o) {
+    if (o.heap()) {
+      Init(o.view());
+    } else {
+      std::memcpy(static_cast<void*>(this), &o, sizeof(*this));
+    }
+  }
+  NodeText(NodeText&& o) noexcept {
+    std::memcpy(static_cast<void*>(this), &o, sizeof(*this));
+    o.tag_ = 0;
+  }
+  NodeText& operator=(const NodeText& o) {
+    if (this != &o) assign(o.view());
+    return *this;
+  }
+  NodeText& operator=(NodeText&& o) noexcept {
+    if (this != &o) {
+      Free();
+      std::memcpy(static_cast<void*>(this), &o, sizeof(*this));
+      o.tag_ = 0;
+    }
+    return *this;
+  }
+  NodeText& operator=(std::string_view s) {
+    assign(s);
+    return *this;
+  }
+  NodeText& operator=(const char* s) { return *this = std::string_view(s); }
+  NodeText& operator=(const std::string& s) { return *this = std::string_view(s); }
+  ~NodeText() { Free(); }
+
+  void assign(std::string_view s) {
+    Free();
+    Init(s);
+  }
+  std::string_view view() const {
+    if (!heap()) return {buf_, tag_};
+    Heap h;
+    std::memcpy(&h, buf_, sizeof(h));
+    return {h.data, h.size};
+  }
+  operator std::string_view() const { return view(); }  // NOLINT(google-explicit-constructor)
+  std::string str() const { return std::string(view()); }
+  const char* data() const { return view().data(); }
+  size_t size() const { return view().size(); }
+  bool empty() const { return tag_ == 0; }
+  bool heap() const { return tag_ == kHeap; }
+
+  friend bool operator==(const NodeText& a, const NodeText& b) { return a.view() == b.view(); }
+  friend bool operator==(const NodeText& a, std::string_view b) { return a.view() == b; }
+  friend std::ostream& operator<<(std::ostream& os, const NodeText& t);
+
+ private:
+  static constexpr uint8_t kHeap = 0xff;
+  struct Heap {
+    char* data;
+    size_t size;
+  };
+  static_assert(sizeof(Heap) <= kInline);
+
+  void Init(std::string_view s);  // REQUIRES: nothing owned
+  void Free() {
+    if (heap()) FreeHeap();
+  }
+  void FreeHeap();
+
+  char buf_[kInline] = {};
+  uint8_t tag_ = 0;  // the inline size, or kHeap
+};
+static_assert(sizeof(NodeText) == 48);
+
+// A node's socket address: IPv4 or IPv6 (sockaddr_storage's 128 bytes are not needed).
+union NodeAddr {
+  sockaddr sa;
+  sockaddr_in v4;
+  sockaddr_in6 v6;
+  sa_family_t family() const { return sa.sa_family; }
+};
+
 struct Node {
-  std::string host;  // as configured (domain or IP literal, IPv6 without brackets)
+  NodeText host;  // as configured (domain or IP literal, IPv6 without brackets)
   uint16_t port = 0;
   int weight = 1;
   int priority = 0;
-  sockaddr_storage addr{};  // resolved address (filled by the producer)
+  NodeAddr addr{};  // resolved address (filled by the producer)
   socklen_t addr_len = 0;
   // `addr`'s IP as text (IPv6 without brackets). Whoever fills `addr` fills this too, so
   // that requests never format it ($upstream_addr, $balancer_ip).
-  std::string ip_text;
-  std::string host_header;  // `host[:port]` for pass_host=node (port omitted when default)
+  NodeText ip_text;
+  NodeText host_header;  // `host[:port]` for pass_host=node (port omitted when default)
 };
 
 class ChashRings;  // upstream/chash.h

@@ -17,7 +17,7 @@
 namespace turnpike::discovery {
 namespace {
 
-std::string Ip(const upstream::Node& n) { return n.ip_text; }
+std::string Ip(const upstream::Node& n) { return n.ip_text.str(); }
 
 class DirectoryTest : public ::testing::Test {
  protected:

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
+#include <utility>
 
 namespace turnpike::upstream {
 namespace {
@@ -63,6 +65,52 @@ TEST(NodeSetTest, BytesPastAddrLenAreIgnored) {
   NodeSet b = a;
   reinterpret_cast<char*>(&b.nodes[0].addr)[sizeof(sockaddr_in) + 4] = 42;
   EXPECT_TRUE(SameNodes(a, b));
+}
+
+TEST(NodeTextTest, InlineAndHeapTextsCopyMoveAndCompare) {
+  const std::string inline_text(NodeText::kInline, 'a');  // the longest kept inline
+  const std::string long_text(200, 'b');                  // a long domain name
+  for (const std::string& s :
+       {std::string(), std::string("127.66.1.2:18080"), inline_text, long_text}) {
+    NodeText t;
+    t = s;
+    EXPECT_EQ(t.view(), s);
+    EXPECT_EQ(t.size(), s.size());
+    EXPECT_EQ(t.empty(), s.empty());
+    EXPECT_EQ(t.heap(), s.size() > NodeText::kInline) << s.size();
+    NodeText copy = t;
+    EXPECT_EQ(copy, t);
+    EXPECT_EQ(copy.str(), s);
+    if (t.heap()) {
+      EXPECT_NE(copy.data(), t.data());  // its own heap copy
+    }
+    NodeText moved = std::move(copy);
+    EXPECT_EQ(moved.view(), s);
+    EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+    NodeText assigned("x");
+    assigned = moved;
+    EXPECT_EQ(assigned.view(), s);
+    assigned = NodeText(long_text);  // heap over heap or inline: the old one is freed
+    EXPECT_EQ(assigned.view(), long_text);
+    assigned = "short";
+    EXPECT_EQ(assigned, "short");
+    EXPECT_FALSE(assigned.heap());
+  }
+  EXPECT_FALSE(NodeText("10.0.0.1") == NodeText("10.0.0.10"));
+  EXPECT_TRUE(NodeText("10.0.0.1") == "10.0.0.1");
+}
+
+TEST(NodeTextTest, NodeIsSmallAndItsIpLiteralTextsAreInline) {
+  EXPECT_LE(sizeof(Node), 192u);  // was ~240 with sockaddr_storage and std::strings
+  Node n;
+  n.host = n.ip_text = "fe80:1234:5678:9abc:def0:1234:5678:9abc";  // the longest IPv6 text
+  n.host_header = "[fe80:1234:5678:9abc:def0:1234:5678:9abc]:65535";
+  EXPECT_FALSE(n.host.heap());
+  EXPECT_FALSE(n.ip_text.heap());
+  EXPECT_FALSE(n.host_header.heap());
+  Node copy = n;
+  EXPECT_EQ(copy.host, n.host);
+  EXPECT_EQ(copy.host_header, "[fe80:1234:5678:9abc:def0:1234:5678:9abc]:65535");
 }
 
 }  // namespace

@@ -27,14 +27,6 @@ class Directory::Sink final : public DiscoverySink {
 
 namespace {
 
-// As ParseIpLiteral accepts (without building a Node: this runs for every node of every
-// changed answer).
-bool IsIpLiteral(const std::string& host) {
-  unsigned char addr[sizeof(in6_addr)];
-  return inet_pton(AF_INET, host.c_str(), addr) == 1 ||
-         inet_pton(AF_INET6, host.c_str(), addr) == 1;
-}
-
 // The first node that fails the discovery node schema (DiscoveredNode's contract), or null.
 const DiscoveredNode* FirstInvalid(const DiscoveredNodes& nodes) {
   for (const DiscoveredNode& n : nodes) {
@@ -172,17 +164,12 @@ void Directory::OnPublish(const std::string& provider, const ServiceRef& ref,
 }
 
 void Directory::SetNodes(Entry* e, DiscoveredNodesConstSharedPtr nodes) {
-  // Take references on the new list's names before dropping the old ones.
+  // The new list's names are referenced while it is built, before the old ones are dropped,
+  // so a name in both is neither dropped nor looked up again.
+  DiscoveredNodesConstSharedPtr previous = std::move(e->nodes);
+  e->nodes = std::move(nodes);
   std::vector<std::string> names;
-  if (nodes != nullptr) {
-    for (const DiscoveredNode& n : *nodes) {
-      if (IsIpLiteral(n.host)) continue;
-      if (std::find(names.begin(), names.end(), n.host) != names.end()) continue;
-      names.push_back(n.host);
-      Host& host = hosts_[n.host];
-      if (host.refs++ == 0 && !host.answered && host.lookup == 0) Lookup(n.host, &host);
-    }
-  }
+  Rebuild(e, previous.get(), &names);
   for (const std::string& name : e->hosts) {
     auto it = hosts_.find(name);
     if (it == hosts_.end() || --it->second.refs > 0) continue;
@@ -190,30 +177,108 @@ void Directory::SetNodes(Entry* e, DiscoveredNodesConstSharedPtr nodes) {
     hosts_.erase(it);
   }
   e->hosts = std::move(names);
-  e->nodes = std::move(nodes);
-  Rebuild(e);
 }
 
-void Directory::Rebuild(Entry* e) {
+namespace {
+
+// APISIX's node order (host, then port): providers that sort (kubernetes) give lists in it.
+int CompareKey(const DiscoveredNode& a, const DiscoveredNode& b) {
+  if (int c = a.host.compare(b.host); c != 0) return c;
+  return a.port - b.port;
+}
+
+}  // namespace
+
+void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
+                        std::vector<std::string>* names) {
+  // The previous build, when its list is known: its nodes of the same host and port are
+  // copied rather than parsed and formatted again. The two lists are walked together in
+  // (host, port) order; for lists in another order the walk finds fewer of them (those are
+  // parsed, as in a first build), never a wrong one.
+  const upstream::NodeSet* old = nullptr;
+  if (previous != nullptr && e->built != nullptr && e->built_at.size() == previous->size()) {
+    old = e->built.get();
+  } else {
+    previous = nullptr;
+  }
+  std::vector<int32_t> at;
   auto set = std::make_shared<upstream::NodeSet>();
+  // True while the set is node for node the old one (then it is not compared again).
+  bool same = old != nullptr;
   if (e->nodes != nullptr) {
-    set->nodes.reserve(e->nodes->size());
-    for (const DiscoveredNode& n : *e->nodes) {
-      base::CourtesyPoint();  // 10k nodes are a millisecond on a CPU the workers share
-      upstream::Node node;
-      auto port = static_cast<uint16_t>(n.port == 0 ? kDefaultPort : n.port);
-      if (!ParseIpLiteral(n.host, port, &node)) {
-        auto it = hosts_.find(n.host);
-        if (it == hosts_.end() || !it->second.have_addr) continue;  // not (yet) resolved
-        SetAddress(reinterpret_cast<const sockaddr*>(&it->second.addr), it->second.addr_len, port,
-                   &node);
+    const DiscoveredNodes& list = *e->nodes;
+    set->nodes.reserve(list.size());
+    at.resize(list.size(), kDomain);
+    size_t j = 0;  // in *previous
+    for (size_t i = 0; i < list.size(); ++i) {
+      base::CourtesyPoint();  // 10k nodes on a CPU the workers share
+      const DiscoveredNode& n = list[i];
+      int32_t from = kDomain;  // the old node to copy, if any
+      bool matched = false;
+      if (previous != nullptr) {
+        while (j < previous->size()) {
+          const int c = CompareKey((*previous)[j], n);
+          if (c > 0) break;  // n is new
+          ++j;
+          if (c == 0) {
+            matched = true;
+            from = e->built_at[j - 1];
+            break;
+          }
+        }
       }
+      const auto index = static_cast<int32_t>(set->nodes.size());
+      if (from >= 0) {
+        // The same IP literal and port: the parsed address and the texts are the old node's.
+        upstream::Node& node = set->nodes.emplace_back(old->nodes[static_cast<size_t>(from)]);
+        if (node.weight != n.weight || node.priority != n.priority) {
+          node.weight = n.weight;
+          node.priority = n.priority;
+          same = false;
+        } else if (from != index) {
+          same = false;
+        }
+        at[i] = index;
+        continue;
+      }
+      auto port = static_cast<uint16_t>(n.port == 0 ? kDefaultPort : n.port);
+      upstream::Node node;
+      if (!matched && ParseIpLiteral(n.host, port, &node)) {
+        FinishNode(n, &node);
+        set->nodes.push_back(std::move(node));
+        at[i] = index;
+        same = false;
+        continue;
+      }
+      // A domain name (matched ones were known to be): resolved through hosts_.
+      if (names != nullptr && std::find(names->begin(), names->end(), n.host) == names->end()) {
+        names->push_back(n.host);
+        Host& host = hosts_[n.host];
+        if (host.refs++ == 0 && !host.answered && host.lookup == 0) Lookup(n.host, &host);
+      }
+      auto it = hosts_.find(n.host);
+      if (it == hosts_.end() || !it->second.have_addr) {
+        same = false;  // not (yet) resolved: left out
+        continue;
+      }
+      SetAddress(reinterpret_cast<const sockaddr*>(&it->second.addr), it->second.addr_len, port,
+                 &node);
       FinishNode(n, &node);
+      if (same && (static_cast<size_t>(index) >= old->nodes.size() ||
+                   !upstream::SameNode(old->nodes[static_cast<size_t>(index)], node))) {
+        same = false;
+      }
       set->nodes.push_back(std::move(node));
     }
   }
+  if (same && set->nodes.size() != old->nodes.size()) same = false;
   upstream::NodeSetSlot& slot = *e->binding.slot;
-  if (upstream::SameNodes(*slot.Load(), *set)) {
+  e->built_at = std::move(at);
+  const upstream::NodeSetConstSharedPtr& current = slot.Load();
+  // When the slot holds the previous build, `same` says it all; otherwise compare.
+  if (old != nullptr && current == e->built ? same : upstream::SameNodes(*current, *set)) {
+    // The slot's set is this one's equal: the next build copies from it.
+    e->built = current;
     ++stats_.unchanged;
     return;
   }
@@ -225,6 +290,7 @@ void Directory::Rebuild(Entry* e) {
   ++stats_.stored;
   // One line per set workers will switch to (bench/node_churn.sh counts them).
   spdlog::debug("{}: new node set stored ({} nodes)", e->binding.name, set->nodes.size());
+  e->built = set;
   upstream::NodeSetConstSharedPtr replaced = slot.Store(std::move(set));
   if (replaced != upstream::EmptyNodeSet()) retired_.push_back(std::move(replaced));
 }

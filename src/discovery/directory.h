@@ -11,6 +11,11 @@
 //     many upstreams use it, re-resolving every answer's TTL (clamped to
 //     [min_refresh_ms, max_refresh_ms]); a failed lookup keeps the last good address (only a
 //     name never resolved is left out of its sets: 503 when nothing is left);
+//   - builds each new list's node set from the previous one: a node of the same host and
+//     port as one of the last list is copied (its address parsed and its texts written
+//     once), so a change of 250 nodes in 10k parses 250 (~0.2 ms for the whole answer;
+//     bench/discovery_publish_bench). Lists in APISIX's node order (host, then port: the
+//     kubernetes provider's) find every such node; others find fewer and parse the rest;
 //   - stores a node set in a slot only when it differs from the slot's current one
 //     (upstream::SameNodes), so workers rebuild a picker only for real changes. Routes,
 //     plugin chains and the router are never rebuilt for a node change. A set for a chash
@@ -121,14 +126,25 @@ class Directory {
     DiscoveredNodesConstSharedPtr nodes;  // the current list (null: no answer yet)
     std::vector<std::string> hosts;       // domain names referenced by `nodes`
     bool initial = false;                 // bound by the first Apply(): ready() waits for it
+    // What the last build made of `nodes`, so that the next one copies the nodes it already
+    // parsed: the set built (or the slot's equal one it was dropped for) and, for each node
+    // of `nodes`, the index of its Node in that set (an IP literal), or kDomain / kSkipped.
+    upstream::NodeSetConstSharedPtr built;
+    std::vector<int32_t> built_at;
   };
-  class Sink;  // a DiscoverySink per provider
+  static constexpr int32_t kDomain = -1;  // a domain name: its address comes from hosts_
+  class Sink;                             // a DiscoverySink per provider
 
   void OnPublish(const std::string& provider, const ServiceRef& service,
                  DiscoveredNodesConstSharedPtr nodes);
   void SetNodes(Entry* entry, DiscoveredNodesConstSharedPtr nodes);
   void Detach(Entry* entry);
-  void Rebuild(Entry* entry);
+  // The node set of entry->nodes, stored in the slot when it differs from the slot's.
+  // `previous` is the list entry->built was built from (null: none; entry->nodes itself when
+  // only addresses of domain names changed). With `names` (a new list), the domain names of
+  // the list are collected there and referenced in hosts_ (their lookups started).
+  void Rebuild(Entry* entry, const DiscoveredNodes* previous, std::vector<std::string>* names);
+  void Rebuild(Entry* entry) { Rebuild(entry, entry->nodes.get(), nullptr); }
   bool Answered(const Entry& entry) const;
   void Lookup(const std::string& name, Host* host);
   void OnResolved(const std::string& name, const Resolution& result);

@@ -29,16 +29,12 @@ void NodeText::FreeHeap() {
 
 std::ostream& operator<<(std::ostream& os, const NodeText& t) { return os << t.view(); }
 
-namespace {
-
 bool SameNode(const Node& a, const Node& b) {
   return a.port == b.port && a.weight == b.weight && a.priority == b.priority &&
          a.addr_len == b.addr_len &&
          std::memcmp(&a.addr, &b.addr, std::min<size_t>(a.addr_len, sizeof(a.addr))) == 0 &&
          a.host == b.host;
 }
-
-}  // namespace
 
 bool SameNodes(const NodeSet& a, const NodeSet& b) {
   if (&a == &b) return true;

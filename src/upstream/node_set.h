@@ -158,7 +158,10 @@ struct NodeSet {
 
 using NodeSetConstSharedPtr = std::shared_ptr<const NodeSet>;
 
-// True when both sets have the same nodes (host, port, weight, priority, address) in order.
+// True when both nodes have the same host, port, weight, priority and address (the texts
+// derive from them).
+bool SameNode(const Node& a, const Node& b);
+// True when both sets have the same nodes (SameNode) in order.
 bool SameNodes(const NodeSet& a, const NodeSet& b);
 
 }  // namespace turnpike::upstream

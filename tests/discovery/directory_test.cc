@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -178,6 +180,66 @@ TEST_F(DirectoryTest, EqualAnswersAreDroppedByValue) {
   provider_->Publish("users", {{"10.0.1.1", 80, 5, 0}});
   EXPECT_NE(slot->Peek(), first);
   EXPECT_EQ(slot->Load()->nodes[0].weight, 5);
+}
+
+// Each build copies the nodes of the previous one it can (same host and port) instead of
+// parsing them again: whatever the lists (sorted or not, duplicates, weights and priorities
+// changing, IPv6, domain names), every set stored is the one a first build of the list makes.
+TEST_F(DirectoryTest, ChangedListsGiveTheSetsAFreshBuildWould) {
+  const std::vector<std::string> hosts = {"10.0.0.1", "10.0.0.2", "10.0.0.10",  "10.0.1.1",
+                                          "::1",      "fe80::2",  "a.svc.test", "b.svc.test"};
+  const std::map<std::string, std::string> answers = {{"a.svc.test", "10.9.0.1"},
+                                                      {"b.svc.test", "10.9.0.2"}};
+  auto expect = [&](const DiscoveredNodes& list, upstream::NodeSet* want) {
+    for (const DiscoveredNode& n : list) {
+      upstream::Node node;
+      auto port = static_cast<uint16_t>(n.port == 0 ? 80 : n.port);
+      if (!ParseIpLiteral(n.host, port, &node)) {
+        upstream::Node resolved;
+        ASSERT_TRUE(ParseIpLiteral(answers.at(n.host), 0, &resolved));
+        SetAddress(&resolved.addr.sa, resolved.addr_len, port, &node);
+      }
+      FinishNode(n, &node);
+      want->nodes.push_back(node);
+    }
+  };
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  uint32_t seed = 12345;
+  auto next = [&seed](uint32_t n) {
+    seed = seed * 1103515245 + 12345;
+    return (seed >> 16) % n;
+  };
+  for (int round = 0; round < 300; ++round) {
+    DiscoveredNodes list;
+    const uint32_t size = next(12);
+    for (uint32_t i = 0; i < size; ++i) {
+      list.push_back({hosts[next(static_cast<uint32_t>(hosts.size()))],
+                      static_cast<int>(next(3)) * 1000, static_cast<int>(next(3)),
+                      static_cast<int>(next(2))});
+    }
+    if (next(2) == 0) {
+      std::sort(list.begin(), list.end(), [](const DiscoveredNode& a, const DiscoveredNode& b) {
+        return a.host != b.host ? a.host < b.host : a.port < b.port;
+      });
+    }
+    const upstream::NodeSet* before = slot->Peek();
+    provider_->Publish("users", list);
+    for (const auto& [name, ip] : answers) {
+      if (resolver_.Pending(name)) resolver_.Answer(name, ip);
+    }
+    upstream::NodeSet want;
+    ASSERT_NO_FATAL_FAILURE(expect(list, &want));
+    const upstream::NodeSetConstSharedPtr got = slot->Load();
+    ASSERT_TRUE(upstream::SameNodes(*got, want)) << "round " << round;
+    for (size_t i = 0; i < want.nodes.size(); ++i) {
+      EXPECT_EQ(got->nodes[i].ip_text, want.nodes[i].ip_text) << "round " << round;
+      EXPECT_EQ(got->nodes[i].host_header, want.nodes[i].host_header) << "round " << round;
+    }
+    if (upstream::SameNodes(*before, want)) {
+      EXPECT_EQ(got.get(), before) << "round " << round << ": an equal set is not stored";
+    }
+  }
 }
 
 TEST_F(DirectoryTest, ANodeFailingTheSchemaGivesNoNodes) {

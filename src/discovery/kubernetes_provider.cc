@@ -62,25 +62,49 @@ bool NodeLess(const DiscoveredNode& a, const DiscoveredNode& b) {
 
 void SortNodes(DiscoveredNodes* nodes) { std::sort(nodes->begin(), nodes->end(), NodeLess); }
 
-// Sorts `nodes`, made of the sorted runs ending at `ends` (ascending, the last one at the end),
-// by merging the runs pairwise: O(n log runs) instead of O(n log n). A service's EndpointSlices
-// are sorted once each when they arrive, so a change of one slice of a 10k-node service costs a
-// merge of its ~40 runs (bench/node_churn.sh).
-void MergeRuns(DiscoveredNodes* nodes, std::vector<size_t> ends) {
-  auto at = [nodes](size_t i) { return nodes->begin() + static_cast<std::ptrdiff_t>(i); };
-  while (ends.size() > 1) {
-    std::vector<size_t> merged;
-    size_t begin = 0;
-    for (size_t i = 0; i < ends.size(); i += 2) {
-      if (i + 1 == ends.size()) {  // an odd run out: kept for the next pass
-        merged.push_back(ends[i]);
-        break;
-      }
-      std::inplace_merge(at(begin), at(ends[i]), at(ends[i + 1]), NodeLess);
-      merged.push_back(ends[i + 1]);
-      begin = ends[i + 1];
+// The sorted runs `runs` merged into `out` (appended) in NodeLess order. A run of the smallest
+// head is copied up to the next run's head at once (a binary search), so runs that do not
+// interleave, as a service's EndpointSlices usually do not (each holds a block of addresses),
+// cost a search each and a copy: a change of one slice of a 10k-node service is ~40 searches
+// and one pass of copies (bench/node_churn.sh), not a merge of every node. Interleaved runs
+// still merge correctly, a few nodes per search. Equal nodes keep the runs' order.
+struct Run {
+  const DiscoveredNode* begin;
+  const DiscoveredNode* end;
+};
+void MergeRuns(std::vector<Run> runs, DiscoveredNodes* out) {
+  // Runs by head (and index for equal heads), the smallest last: a small heap by hand would
+  // do, but there are only as many runs as slices and most are taken whole at once.
+  auto later = [](const Run& a, const Run& b) {  // true: `a` goes after `b`
+    if (NodeLess(*b.begin, *a.begin)) return true;
+    if (NodeLess(*a.begin, *b.begin)) return false;
+    return a.begin > b.begin;  // equal heads: any fixed order (runs do not overlap in memory)
+  };
+  std::erase_if(runs, [](const Run& r) { return r.begin == r.end; });
+  std::sort(runs.begin(), runs.end(), later);
+  while (!runs.empty()) {
+    Run& r = runs.back();
+    if (runs.size() == 1) {
+      out->insert(out->end(), r.begin, r.end);
+      break;
     }
-    ends = std::move(merged);
+    // Up to the next head: nodes below it, and equal ones too (they come first either way).
+    const DiscoveredNode& next = *runs[runs.size() - 2].begin;
+    const DiscoveredNode* stop = std::upper_bound(r.begin, r.end, next, NodeLess);
+    out->insert(out->end(), r.begin, stop);
+    r.begin = stop;
+    if (r.begin == r.end) {
+      runs.pop_back();
+      continue;
+    }
+    // r's head is now above next's: put r back in order (one place, unless runs interleave).
+    Run moved = r;
+    size_t k = runs.size() - 1;
+    while (k > 0 && later(moved, runs[k - 1])) {
+      runs[k] = runs[k - 1];
+      --k;
+    }
+    runs[k] = moved;
   }
 }
 
@@ -304,23 +328,19 @@ void KubernetesProvider::Unwatch(const ServiceRef& service) {
 void KubernetesProvider::Publish(const ServiceRef& ref, const Target& t) {
   if (!t.cluster->informer->listed()) return;  // nothing known yet: publish nothing
   auto nodes = std::make_shared<DiscoveredNodes>();
-  std::vector<size_t> ends;  // each part's nodes are sorted (Apply)
   auto entry = t.cluster->store.find(t.key);
   if (entry != t.cluster->store.end()) {
+    std::vector<Run> runs;  // each part's nodes are sorted (Apply)
     size_t total = 0;
     for (const auto& [part, ports] : entry->second) {
       auto p = ports.find(t.port);
-      if (p != ports.end()) total += p->second.size();
+      if (p == ports.end() || p->second.empty()) continue;
+      runs.push_back({p->second.data(), p->second.data() + p->second.size()});
+      total += p->second.size();
     }
     nodes->reserve(total);
-    for (const auto& [part, ports] : entry->second) {
-      auto p = ports.find(t.port);
-      if (p == ports.end() || p->second.empty()) continue;
-      nodes->insert(nodes->end(), p->second.begin(), p->second.end());
-      ends.push_back(nodes->size());
-    }
+    MergeRuns(std::move(runs), nodes.get());
   }
-  MergeRuns(nodes.get(), std::move(ends));
   sink_->Publish(ref, std::move(nodes));  // the Directory drops an equal list
 }
 
@@ -351,13 +371,18 @@ bool KubernetesProvider::Apply(Cluster* c, const nlohmann::json& object, bool de
   if (!c->Selected(ns)) return false;
   if (deleted) {
     auto it = c->store.find(*key);
-    if (it != c->store.end()) {
-      it->second.erase(part);
-      if (it->second.empty()) c->store.erase(it);
-    }
+    if (it == c->store.end()) return false;
+    auto p = it->second.find(part);
+    if (p == it->second.end()) return false;  // not known: nothing changes
+    it->second.erase(p);
+    if (it->second.empty()) c->store.erase(it);
   } else {
     for (auto& [port, list] : nodes) SortNodes(&list);  // Publish() merges the sorted parts
-    c->store[*key][part] = std::move(nodes);
+    KubePortNodes& stored = c->store[*key][part];
+    // An object sent again with the same nodes (a MODIFIED event for a label, a condition
+    // other than ready, a resync) changes no service: nothing to merge or publish.
+    if (stored == nodes) return false;
+    stored = std::move(nodes);
   }
   return true;
 }

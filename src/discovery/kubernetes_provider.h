@@ -27,8 +27,10 @@
 // When the API server is unreachable or answers errors, nothing is published: the last nodes
 // stay until a list or watch succeeds again (informer back-off).
 //
-// Cost: per event, one JSON parse (in the informer) and a rebuild of the watched services of
-// that one object. Memory: the node lists of every object in the selected namespaces.
+// Cost: per event, one JSON parse (in the informer), the object's nodes sorted and compared
+// with what it held (equal: nothing more), then the watched services of that object rebuilt:
+// their sorted parts merged, a run at a time (a slice's block of addresses is one copy).
+// Memory: the node lists of every object in the selected namespaces.
 // Thread rules: control thread only, as every DiscoveryProvider.
 #pragma once
 
@@ -92,7 +94,8 @@ class KubernetesProvider final : public DiscoveryProvider {
   void OnList(Cluster* c, std::vector<nlohmann::json> items);
   void OnEvent(Cluster* c, std::string_view type, const nlohmann::json& object);
   // Applies one object to `store` (upsert, or removal when `deleted`); its key in *key.
-  // False when the object is skipped (malformed or outside the namespace selector).
+  // False when nothing changes: the object is skipped (malformed or outside the namespace
+  // selector), or brings the nodes already stored for it (or deletes an unknown one).
   bool Apply(Cluster* c, const nlohmann::json& object, bool deleted, std::string* key);
   void PublishKey(Cluster* c, const std::string& key);
   void Publish(const ServiceRef& ref, const Target& target);

@@ -380,6 +380,32 @@ TEST_F(KubernetesProviderTest, EndpointSlicesOfAServiceAreMergedAndOnlyReadyOnes
   ASSERT_TRUE(WaitFor("default/web:http", Nodes({{"10.0.0.1", 8080}, {"10.0.0.2", 8080}}, 7)));
 }
 
+// An object sent again with the nodes it had (a label changed, an endpoint not ready added)
+// changes no service: nothing is merged or published; a real change is.
+TEST_F(KubernetesProviderTest, AnObjectWithTheSameNodesPublishesNothing) {
+  api_.Apply(Kind::kEndpointSlices,
+             FakeKubeApiServer::EndpointSlice("default", "web-a", "web", {{"10.0.0.3"}},
+                                              {{"http", 8080}}));
+  KubernetesClusterConfig c = Cluster(api_);
+  c.watch_endpoint_slices = true;
+  ASSERT_NO_FATAL_FAILURE(StartProvider(c));
+  ASSERT_NO_FATAL_FAILURE(WatchReady("default/web:http"));
+  const int published = sink_.Count("default/web:http");
+  const uint64_t events = provider_->informer(0).stats().events;
+  api_.Apply(Kind::kEndpointSlices,
+             FakeKubeApiServer::EndpointSlice("default", "web-a", "web",
+                                              {{"10.0.0.3"}, {"10.0.0.4", false}}, {{"http", 8080}},
+                                              {{"team", "a"}}));
+  ASSERT_TRUE(RunUntil([&] { return provider_->informer(0).stats().events > events; }));
+  EXPECT_EQ(sink_.Count("default/web:http"), published);
+  api_.Apply(Kind::kEndpointSlices,
+             FakeKubeApiServer::EndpointSlice("default", "web-a", "web",
+                                              {{"10.0.0.3"}, {"10.0.0.4"}}, {{"http", 8080}}));
+  ASSERT_TRUE(WaitFor("default/web:http", Nodes({{"10.0.0.3", 8080}, {"10.0.0.4", 8080}})))
+      << Describe(sink_.Last("default/web:http"));
+  EXPECT_EQ(sink_.Count("default/web:http"), published + 1);
+}
+
 // Each slice is sorted once when it arrives and a service's slices are merged per change:
 // whatever the slices hold, in whatever order, the published list is sorted by host then port.
 TEST_F(KubernetesProviderTest, ManySlicesMergeIntoOneSortedList) {

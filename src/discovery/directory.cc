@@ -203,6 +203,11 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
   }
   std::vector<int32_t> at;
   auto set = std::make_shared<upstream::NodeSet>();
+  ReleaseRetired();  // the set this one replaces was usually dropped by every worker by now
+  if (e->nodes != nullptr && spare_.capacity() >= e->nodes->size()) {
+    set->nodes = std::move(spare_);  // empty, with room for the list
+    spare_ = {};
+  }
   // True while the set is node for node the old one (then it is not compared again).
   bool same = old != nullptr;
   if (e->nodes != nullptr) {
@@ -278,7 +283,10 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
   // When the slot holds the previous build, `same` says it all; otherwise compare.
   if (old != nullptr && current == e->built ? same : upstream::SameNodes(*current, *set)) {
     // The slot's set is this one's equal: the next build copies from it.
-    e->built = current;
+    if (current != e->built) {
+      e->built = current;
+      e->built_here = false;
+    }
     ++stats_.unchanged;
     return;
   }
@@ -290,9 +298,14 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
   ++stats_.stored;
   // One line per set workers will switch to (bench/node_churn.sh counts them).
   spdlog::debug("{}: new node set stored ({} nodes)", e->binding.name, set->nodes.size());
+  const bool recyclable = e->built_here && current == e->built;  // what Store() replaces
   e->built = set;
+  e->built_here = true;
   upstream::NodeSetConstSharedPtr replaced = slot.Store(std::move(set));
-  if (replaced != upstream::EmptyNodeSet()) retired_.push_back(std::move(replaced));
+  if (replaced != upstream::EmptyNodeSet()) {
+    const bool mine = recyclable && replaced == current;
+    retired_.push_back({std::move(replaced), mine});
+  }
 }
 
 void Directory::Lookup(const std::string& name, Host* host) {
@@ -369,8 +382,16 @@ void Directory::Tick() {
 void Directory::ReleaseRetired() {
   // use_count() == 1: only this list holds the set; no worker's picker nor request does, and
   // nothing can take a new reference (it is no longer in any slot).
-  std::erase_if(retired_, [](const upstream::NodeSetConstSharedPtr& s) {
-    return s == nullptr || s.use_count() == 1;
+  std::erase_if(retired_, [this](Retired& r) {
+    if (r.set == nullptr) return true;
+    if (r.set.use_count() != 1) return false;
+    if (r.recyclable && r.set->nodes.capacity() > spare_.capacity()) {
+      // A set made by Rebuild (a NodeSet created non-const) that nobody else can reach.
+      std::vector<upstream::Node>& nodes = const_cast<upstream::NodeSet&>(*r.set).nodes;
+      nodes.clear();
+      spare_ = std::move(nodes);
+    }
+    return true;
   });
 }
 

@@ -317,6 +317,27 @@ TEST_F(DirectoryTest, ReplacedSetsAreReleasedHereOnceUnused) {
   EXPECT_TRUE(watch.expired());
 }
 
+// A released set's node vector is refilled by a later build; a set still held never is.
+TEST_F(DirectoryTest, PinnedSetsKeepTheirNodesWhileLaterBuildsRecycleReleasedOnes) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  provider_->Publish("users", {{"10.0.1.1", 80, 1, 0}, {"10.0.1.2", 80, 1, 0}});
+  upstream::NodeSetConstSharedPtr pinned = slot->Load();
+  for (int i = 3; i < 40; ++i) {
+    provider_->Publish("users", {{"10.0.1." + std::to_string(i), 80, 1, 0},
+                                 {"10.0.2." + std::to_string(i), 8080, 2, 0}});
+    const upstream::NodeSetConstSharedPtr now = slot->Load();
+    ASSERT_EQ(now->nodes.size(), 2u);
+    EXPECT_EQ(now->nodes[0].host_header, "10.0.1." + std::to_string(i));
+    EXPECT_EQ(now->nodes[1].host_header, "10.0.2." + std::to_string(i) + ":8080");
+  }
+  ASSERT_EQ(pinned->nodes.size(), 2u);
+  EXPECT_EQ(pinned->nodes[0].ip_text, "10.0.1.1");
+  EXPECT_EQ(pinned->nodes[1].ip_text, "10.0.1.2");
+  dir_->ReleaseRetired();
+  EXPECT_EQ(dir_->retired(), 1u) << "only the pinned one waits";
+}
+
 TEST_F(DirectoryTest, KeptBindingKeepsItsState) {
   auto slot = std::make_shared<upstream::NodeSetSlot>();
   Binding b = Static(slot, {{"svc.test", 80, 1, 0}});

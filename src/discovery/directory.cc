@@ -204,15 +204,25 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
   std::vector<int32_t> at;
   auto set = std::make_shared<upstream::NodeSet>();
   ReleaseRetired();  // the set this one replaces was usually dropped by every worker by now
+  std::vector<upstream::Node>& nodes = set->nodes;
   if (e->nodes != nullptr && spare_.capacity() >= e->nodes->size()) {
-    set->nodes = std::move(spare_);  // empty, with room for the list
+    nodes = std::move(spare_);  // a released set's nodes, overwritten below
     spare_ = {};
   }
+  size_t count = 0;  // nodes[count...] are a released set's, to overwrite or drop
+  auto put = [&nodes, &count](auto&& node) -> upstream::Node& {
+    if (count < nodes.size()) {
+      nodes[count] = std::forward<decltype(node)>(node);
+    } else {
+      nodes.push_back(std::forward<decltype(node)>(node));
+    }
+    return nodes[count++];
+  };
   // True while the set is node for node the old one (then it is not compared again).
   bool same = old != nullptr;
   if (e->nodes != nullptr) {
     const DiscoveredNodes& list = *e->nodes;
-    set->nodes.reserve(list.size());
+    nodes.reserve(list.size());
     at.resize(list.size(), kDomain);
     size_t j = 0;  // in *previous
     for (size_t i = 0; i < list.size(); ++i) {
@@ -232,10 +242,10 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
           }
         }
       }
-      const auto index = static_cast<int32_t>(set->nodes.size());
+      const auto index = static_cast<int32_t>(count);
       if (from >= 0) {
         // The same IP literal and port: the parsed address and the texts are the old node's.
-        upstream::Node& node = set->nodes.emplace_back(old->nodes[static_cast<size_t>(from)]);
+        upstream::Node& node = put(old->nodes[static_cast<size_t>(from)]);
         if (node.weight != n.weight || node.priority != n.priority) {
           node.weight = n.weight;
           node.priority = n.priority;
@@ -250,7 +260,7 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
       upstream::Node node;
       if (!matched && ParseIpLiteral(n.host, port, &node)) {
         FinishNode(n, &node);
-        set->nodes.push_back(std::move(node));
+        put(std::move(node));
         at[i] = index;
         same = false;
         continue;
@@ -273,10 +283,11 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
                    !upstream::SameNode(old->nodes[static_cast<size_t>(index)], node))) {
         same = false;
       }
-      set->nodes.push_back(std::move(node));
+      put(std::move(node));
     }
   }
-  if (same && set->nodes.size() != old->nodes.size()) same = false;
+  nodes.resize(count);
+  if (same && nodes.size() != old->nodes.size()) same = false;
   upstream::NodeSetSlot& slot = *e->binding.slot;
   e->built_at = std::move(at);
   const upstream::NodeSetConstSharedPtr& current = slot.Load();
@@ -287,6 +298,7 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
       e->built = current;
       e->built_here = false;
     }
+    if (nodes.capacity() > spare_.capacity()) spare_ = std::move(nodes);
     ++stats_.unchanged;
     return;
   }
@@ -386,10 +398,9 @@ void Directory::ReleaseRetired() {
     if (r.set == nullptr) return true;
     if (r.set.use_count() != 1) return false;
     if (r.recyclable && r.set->nodes.capacity() > spare_.capacity()) {
-      // A set made by Rebuild (a NodeSet created non-const) that nobody else can reach.
-      std::vector<upstream::Node>& nodes = const_cast<upstream::NodeSet&>(*r.set).nodes;
-      nodes.clear();
-      spare_ = std::move(nodes);
+      // A set made by Rebuild (a NodeSet created non-const) that nobody else can reach: its
+      // nodes stay, the next build overwrites them (one pass over that memory, not two).
+      spare_ = std::move(const_cast<upstream::NodeSet&>(*r.set).nodes);
     }
     return true;
   });

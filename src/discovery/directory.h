@@ -168,7 +168,7 @@ class Directory {
   std::unordered_map<std::string, Host> hosts_;
   std::unordered_map<const upstream::NodeSetSlot*, Entry> entries_;
   std::vector<Retired> retired_;
-  // The node vector of the largest set released, emptied, for the next build to fill: a
+  // The node vector of the largest set released, for the next build to overwrite: a
   // changed set of 10k nodes (~2 MB) then neither allocates nor frees its vector, which
   // glibc would give back to the kernel and fault in again each time.
   std::vector<upstream::Node> spare_;

@@ -223,7 +223,7 @@ TEST_F(DirectoryTest, ChangedListsGiveTheSetsAFreshBuildWould) {
         return a.host != b.host ? a.host < b.host : a.port < b.port;
       });
     }
-    const upstream::NodeSet* before = slot->Peek();
+    const upstream::NodeSetConstSharedPtr before = slot->Load();
     provider_->Publish("users", list);
     for (const auto& [name, ip] : answers) {
       if (resolver_.Pending(name)) resolver_.Answer(name, ip);
@@ -237,7 +237,7 @@ TEST_F(DirectoryTest, ChangedListsGiveTheSetsAFreshBuildWould) {
       EXPECT_EQ(got->nodes[i].host_header, want.nodes[i].host_header) << "round " << round;
     }
     if (upstream::SameNodes(*before, want)) {
-      EXPECT_EQ(got.get(), before) << "round " << round << ": an equal set is not stored";
+      EXPECT_EQ(got, before) << "round " << round << ": an equal set is not stored";
     }
   }
 }

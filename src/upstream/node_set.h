@@ -48,7 +48,12 @@ class NodeText {
     o.tag_ = 0;
   }
   NodeText& operator=(const NodeText& o) {
-    if (this != &o) assign(o.view());
+    if (this == &o) return *this;
+    if (!heap() && !o.heap()) {
+      std::memcpy(static_cast<void*>(this), &o, sizeof(*this));
+    } else {
+      assign(o.view());
+    }
     return *this;
   }
   NodeText& operator=(NodeText&& o) noexcept {

@@ -232,6 +232,10 @@ TEST_F(DirectoryTest, ChangedListsGiveTheSetsAFreshBuildWould) {
     ASSERT_NO_FATAL_FAILURE(expect(list, &want));
     const upstream::NodeSetConstSharedPtr got = slot->Load();
     ASSERT_TRUE(upstream::SameNodes(*got, want)) << "round " << round;
+    const upstream::NodeSummary summary = upstream::SummarizeNodes(got->nodes);
+    EXPECT_EQ(got->summary.summarized, summary.summarized) << "round " << round;
+    EXPECT_EQ(got->summary.uniform, summary.uniform) << "round " << round;
+    EXPECT_EQ(got->summary.weight, summary.weight) << "round " << round;
     for (size_t i = 0; i < want.nodes.size(); ++i) {
       EXPECT_EQ(got->nodes[i].ip_text, want.nodes[i].ip_text) << "round " << round;
       EXPECT_EQ(got->nodes[i].host_header, want.nodes[i].host_header) << "round " << round;

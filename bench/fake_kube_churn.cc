@@ -13,12 +13,14 @@
 // (a MODIFIED event that changes nothing): the watch, the parse and the compare still run on
 // the gateway, but no new node set follows (what the changes themselves cost, by difference).
 //
-// Prints "LISTENING <port>" once serving, then "STEP <n>" after each change; SIGINT or
-// SIGTERM stops it. The history is compacted every 100 changes (open watches go on; a new
-// watch from an older version gets 410, as from a real API server).
+// SIGUSR1 pauses the changes, SIGUSR2 resumes them (the first change one interval later);
+// --paused 1 starts paused. Prints "LISTENING <port>" once serving, then "STEP <n>" after each
+// change; SIGINT or SIGTERM stops it. The history is compacted every 100 changes (open watches go
+// on; a new watch from an older version gets 410, as from a real API server).
 //
 // Usage: fake_kube_churn --ips FILE --nodes N --slice S --port P [--interval-ms MS]
-//                        [--same 0|1] [--namespace default] [--service churn] [--token churn]
+//                        [--same 0|1] [--paused 0|1] [--namespace default] [--service churn]
+//                        [--token churn]
 #include <signal.h>
 
 #include <atomic>
@@ -38,15 +40,19 @@ namespace {
 using turnpike::testing::FakeKubeApiServer;
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_paused{false};
 
 void OnSignal(int) { g_stop = true; }
+void OnPause(int) { g_paused = true; }
+void OnResume(int) { g_paused = false; }
 
 [[noreturn]] void Usage(const char* why) {
-  std::fprintf(stderr,
-               "fake_kube_churn: %s\nusage: fake_kube_churn --ips FILE --nodes N --slice S "
-               "--port P [--interval-ms MS] [--same 0|1] [--namespace NS] [--service NAME] "
-               "[--token T]\n",
-               why);
+  std::fprintf(
+      stderr,
+      "fake_kube_churn: %s\nusage: fake_kube_churn --ips FILE --nodes N --slice S "
+      "--port P [--interval-ms MS] [--same 0|1] [--paused 0|1] [--namespace NS] [--service NAME] "
+      "[--token T]\n",
+      why);
   std::exit(2);
 }
 
@@ -54,7 +60,7 @@ void OnSignal(int) { g_stop = true; }
 
 int main(int argc, char** argv) {
   std::string ips_file, ns = "default", service = "churn", token = "churn";
-  long nodes = 0, slice = 0, port = 0, interval_ms = 0, same = 0;
+  long nodes = 0, slice = 0, port = 0, interval_ms = 0, same = 0, paused = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (i + 1 >= argc) Usage(("missing value for " + arg).c_str());
@@ -81,6 +87,8 @@ int main(int argc, char** argv) {
         interval_ms = n;
       } else if (arg == "--same") {
         same = n;
+      } else if (arg == "--paused") {
+        paused = n;
       } else {
         Usage(("unknown option " + arg).c_str());
       }
@@ -131,13 +139,21 @@ int main(int argc, char** argv) {
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  struct sigaction pause_sa {};
+  pause_sa.sa_handler = OnPause;
+  sigaction(SIGUSR1, &pause_sa, nullptr);
+  struct sigaction resume_sa {};
+  resume_sa.sa_handler = OnResume;
+  sigaction(SIGUSR2, &resume_sa, nullptr);
+  g_paused = paused != 0;
   std::printf("LISTENING %d\n", api.port());
   std::fflush(stdout);
 
   auto next = std::chrono::steady_clock::now();
   for (uint64_t step = 0; !g_stop;) {
-    if (interval_ms == 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (interval_ms == 0 || g_paused) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      next = std::chrono::steady_clock::now();  // a resumed churn starts one interval later
       continue;
     }
     next += std::chrono::milliseconds(interval_ms);

@@ -32,6 +32,9 @@
 #        SAME=0               1: the churn mode's events re-send each slice unchanged (parsed
 #                             and compared by the gateway, no new set stored): by difference
 #                             with SAME=0, what the node-set changes themselves cost
+#        PAIRED=0             1: one fake and one gateway per round for both modes (the fake's
+#                             changes paused for static, resumed for churn: SIGUSR1 / SIGUSR2),
+#                             so a round's two runs differ only by the churn, not by process
 #        DELAY_MS=0           0: wrk flat out (the p99 is mostly queueing on a busy machine);
 #                             N > 0: paced load (bench/wrk/paced.lua: each connection waits N ms
 #                             after every answer), so the p99 shows what disturbs a request
@@ -61,6 +64,7 @@ warmup=${WARMUP:-3s}
 connections=${CONNECTIONS:-50}
 delay_ms=${DELAY_MS:-0}
 same=${SAME:-0}
+paired=${PAIRED:-0}
 threads=${THREADS:-1}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
@@ -69,7 +73,7 @@ keep=${KEEP:-0}
 per_nginx=${PORTS_PER_NGINX:-2500}
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds delay_ms same; do
+for v in nodes slice spare interval_ms rounds delay_ms same paired; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
 ((rounds >= 1 && nodes >= 1 && slice >= 1 && interval_ms >= 1)) ||
@@ -135,12 +139,13 @@ start_hello_backends "$per_nginx" "${ips[@]/%/:$node_port}"
 # One fake API server and one gateway per run ----------------------------------------------------
 # start_run MODE ROUND: the fake (changing every INTERVAL_MS for churn) and a fresh Turnpike.
 start_run() {
-  local mode=$1 round=$2 dir=$work/$1-$2 every=0 i
+  local mode=$1 round=$2 dir=$work/$1-$2 every=0 i paused=0
   mkdir -p "$dir"
-  [[ $mode == churn ]] && every=$interval_ms
+  [[ $mode == churn || $mode == paired ]] && every=$interval_ms
+  [[ $mode == paired ]] && paused=1
   : >"$dir/fake.out"  # exists before the loop below reads it (the job opens it later)
   "${fake_sched[@]}" "${load_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
-    --port "$node_port" --interval-ms "$every" --same "$same" >"$dir/fake.out" 2>"$dir/fake.err" &
+    --port "$node_port" --interval-ms "$every" --same "$same" --paused "$paused" >"$dir/fake.out" 2>"$dir/fake.err" &
   fake_pid=$!
   started_pids+=("$fake_pid")
   kube_port=
@@ -227,17 +232,28 @@ run_wrk() {
 }
 
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
-  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
+  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}"
 declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu steps stored last_p99
 p99_ratios=
 for ((round = 1; round <= rounds; round++)); do
   if ((round % 2)); then modes=(static churn); else modes=(churn static); fi
+  if ((paired)); then
+    start_run paired "$round"
+    [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/paired-$round/warmup.txt"
+  fi
   for mode in "${modes[@]}"; do
-    start_run "$mode" "$round"
-    [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/$mode-$round/warmup.txt"
-    run_wrk "$duration" "$work/$mode-$round/wrk.txt"
+    if ((paired)); then
+      out=$work/paired-$round/$mode.txt
+      if [[ $mode == churn ]]; then kill -USR2 "$fake_pid"; else kill -USR1 "$fake_pid"; fi
+      sleep 0.3  # a resumed churn's first change is one interval away; a pause is at once
+    else
+      start_run "$mode" "$round"
+      [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/$mode-$round/warmup.txt"
+      out=$work/$mode-$round/wrk.txt
+    fi
+    run_wrk "$duration" "$out"
     rps[$mode]+="$RUN_RPS "
     p50[$mode]+="$RUN_P50 "
     p99[$mode]+="$RUN_P99 "
@@ -252,10 +268,11 @@ for ((round = 1; round <= rounds; round++)); do
       "$round" "$mode" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_ERRORS" "$RUN_STEPS" "$RUN_STORED" \
       "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT"
     if ((RUN_ERRORS > 0)); then
-      echo "  (errors: $(grep -E 'Non-2xx|Socket errors' "$work/$mode-$round/wrk.txt" | tr '\n' ' '))"
+      echo "  (errors: $(grep -E 'Non-2xx|Socket errors' "$out" | tr '\n' ' '))"
     fi
-    stop_run
+    ((paired)) || stop_run
   done
+  ((paired)) && stop_run
   p99_ratios+="$(awk -v a="${last_p99[churn]}" -v b="${last_p99[static]}" \
     'BEGIN {printf "%.1f", 1000 * a / b}') "
 done

@@ -4,10 +4,7 @@
 
 namespace turnpike::proxy {
 
-UpstreamConnection::UpstreamConnection(Worker* worker, const PoolKey& key)
-    : worker_(worker), key_(key) {
-  pool_addr = PoolAddr::Of(reinterpret_cast<const sockaddr*>(&key_.addr), key_.len);
-}
+UpstreamConnection::UpstreamConnection(Worker* worker) : worker_(worker) {}
 
 UpstreamConnection::~UpstreamConnection() { ReturnBuffer(); }
 
@@ -18,14 +15,15 @@ void UpstreamConnection::ReturnBuffer() {
   begin_ = end_ = 0;
 }
 
-UpstreamConnection* UpstreamConnection::Connect(Worker* worker, const PoolKey& key, Owner* owner,
-                                                double connect_timeout) {
-  auto* u = new UpstreamConnection(worker, key);
+UpstreamConnection* UpstreamConnection::Connect(Worker* worker, const sockaddr* addr, socklen_t len,
+                                                Owner* owner, double connect_timeout) {
+  auto* u = new UpstreamConnection(worker);
+  u->pool_addr = PoolAddr::Of(addr, len);
   u->tcp_.Init(worker->loop(), u);
   u->owner_ = owner;
   worker->mutable_stats().upstream_connects.fetch_add(1, std::memory_order_relaxed);
   worker->OnUpstreamOpened();
-  if (u->tcp_.Connect(reinterpret_cast<const sockaddr*>(&u->key_.addr), connect_timeout) != 0) {
+  if (u->tcp_.Connect(addr, connect_timeout) != 0) {
     u->owner_ = nullptr;
     u->tcp_.Close();  // OnClosed frees it
     return nullptr;

@@ -45,10 +45,11 @@ class UpstreamConnection final : public PoolHook, core::TcpConnection::Handler {
     ~Owner() = default;
   };
 
-  // Starts connecting to `key`'s address; the result arrives in owner->OnUpstreamConnected,
-  // never inside this call. nullptr when the connect could not even start.
-  static UpstreamConnection* Connect(Worker* worker, const PoolKey& key, Owner* owner,
-                                     double connect_timeout);
+  // Starts connecting to `addr` (`len` bytes, IPv4 or IPv6; copied); the result arrives in
+  // owner->OnUpstreamConnected, never inside this call. nullptr when the connect could not
+  // even start. The connection's pool key is PoolAddr::Of(addr, len).
+  static UpstreamConnection* Connect(Worker* worker, const sockaddr* addr, socklen_t len,
+                                     Owner* owner, double connect_timeout);
 
   void Attach(Owner* owner);      // taken from the pool, or handed over (proxy/tunnel.h)
   void Detach();                  // back to the pool (caller then calls PutIdle)
@@ -68,7 +69,6 @@ class UpstreamConnection final : public PoolHook, core::TcpConnection::Handler {
   std::string_view pending() const { return std::string_view(buf_ + begin_, end_ - begin_); }
   void Consume(size_t n) { begin_ += n; }
 
-  const PoolKey& key() const { return key_; }  // pool_addr (PoolHook) is its pool key
   // Served a request before the current one (so it came from the keep-alive pool).
   bool reused() const { return requests_ > 1; }
   uint32_t requests() const { return requests_; }
@@ -86,7 +86,7 @@ class UpstreamConnection final : public PoolHook, core::TcpConnection::Handler {
   void set_pinned(bool pinned) { pinned_ = pinned; }
 
  private:
-  UpstreamConnection(Worker* worker, const PoolKey& key);
+  explicit UpstreamConnection(Worker* worker);
   ~UpstreamConnection();
   void ReturnBuffer();
 
@@ -101,7 +101,6 @@ class UpstreamConnection final : public PoolHook, core::TcpConnection::Handler {
 
   core::TcpConnection tcp_;
   Worker* worker_;
-  PoolKey key_;
   Owner* owner_ = nullptr;  // null while pooled or closing
   char* buf_ = nullptr;
   size_t begin_ = 0;

@@ -1,6 +1,5 @@
 #include "proxy/upstream_request.h"
 
-#include <cstring>
 #include <utility>
 
 namespace turnpike::proxy {
@@ -77,20 +76,15 @@ void UpstreamRequest::StartAttempt() {
 
 void UpstreamRequest::ConnectNode(bool fresh) {
   const upstream::Node& node = nodes_->nodes[node_index_];
-  if (!fresh) {
-    up_ = worker_->TakeIdle(
-        PoolAddr::Of(reinterpret_cast<const sockaddr*>(&node.addr), node.addr_len));
-  }
+  if (!fresh) up_ = worker_->TakeIdle(PoolAddr::Of(&node.addr.sa, node.addr_len));
   if (up_ != nullptr) {
     ctx_->facts().UpstreamConnected(uv_now(worker_->loop()), /*reused=*/true);
     up_->Attach(this);
     SendRequest();
     return;
   }
-  PoolKey key;
-  std::memcpy(&key.addr, &node.addr, node.addr_len);
-  key.len = node.addr_len;
-  up_ = UpstreamConnection::Connect(worker_, key, this, timeouts_->connect);
+  up_ =
+      UpstreamConnection::Connect(worker_, &node.addr.sa, node.addr_len, this, timeouts_->connect);
   if (up_ == nullptr) FailAttempt(502, /*connect_phase=*/true);
 }
 

@@ -33,13 +33,6 @@ class DownstreamConnection;
 class UpstreamConnection;
 class Exchange;
 
-// The node's socket address an upstream connection connects to (its pool key is the compact
-// PoolAddr of it, proxy/idle_pool.h).
-struct PoolKey {
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-};
-
 // Per-worker counters (read by tests and, later, metrics). Relaxed atomics: written by the
 // worker only.
 struct WorkerStats {

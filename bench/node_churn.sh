@@ -17,8 +17,9 @@
 # mode (the order alternates between rounds): an unmeasured WARMUP run (opens the keep-alive
 # connections), then DURATION of wrk. Per run: req/s, p50, p99, errors (non-2xx + socket
 # errors), changes made by the fake and node sets the gateway stored (its debug log line per
-# stored set), and the CPU share of the control thread (the main thread: the watch, the parse,
-# the Directory), of the worker (the busiest other thread) and of the fake (beside wrk). At the
+# stored set), the gateway's new upstream connections (the machine's TCP connects less wrk's),
+# and the CPU share of the control thread (the main thread: the watch, the parse, the
+# Directory), of the worker (the busiest other thread) and of the fake (beside wrk). At the
 # end, medians over the rounds and the churn/static p99 ratio (of the medians, and the median
 # of each round's ratio).
 # Target: 0 errors and p99(churn) <= 1.10 x p99(static).
@@ -35,6 +36,8 @@
 #        PAIRED=0             1: one fake and one gateway per round for both modes (the fake's
 #                             changes paused for static, resumed for churn: SIGUSR1 / SIGUSR2),
 #                             so a round's two runs differ only by the churn, not by process
+#                             (the warm-up churns, so the spare addresses are connected before
+#                             either measured run, as in an unpaired churn run)
 #        DELAY_MS=0           0: wrk flat out (the p99 is mostly queueing on a busy machine);
 #                             N > 0: paced load (bench/wrk/paced.lua: each connection waits N ms
 #                             after every answer), so the p99 shows what disturbs a request
@@ -198,12 +201,18 @@ thread_ticks() {
 
 count_lines() { grep -c -- "$1" "$2" 2>/dev/null || true; }
 
+# active_opens: the machine's TCP connects so far (/proc/net/snmp ActiveOpens).
+active_opens() { awk '$1 == "Tcp:" && $6 ~ /^[0-9]+$/ {print $6}' /proc/net/snmp; }
+
 # run_wrk DURATION OUTFILE: sets RUN_* (parse_wrk), RUN_CTL_PCT / RUN_WORKER_PCT (a CPU's share
 # of the control thread and of the busiest other thread), RUN_STEPS (changes the fake made) and
-# RUN_STORED (node sets the gateway stored) and RUN_FAKE_PCT (the fake's share of a CPU: it
-# runs beside wrk) during the run.
+# RUN_STORED (node sets the gateway stored), RUN_FAKE_PCT (the fake's share of a CPU: it
+# runs beside wrk) and RUN_CONNECTS (TCP connects on the machine but wrk's own: the gateway's
+# new upstream connections) during the run.
 run_wrk() {
   local dur=$1 out=$2 start end before after steps_before stored_before fake_before fake_after
+  local opens_before
+  opens_before=$(active_opens)
   before=$(thread_ticks)
   fake_before=$(cpu_ticks "$fake_pid")
   steps_before=$(count_lines '^STEP' "$fake_out")
@@ -221,6 +230,8 @@ run_wrk() {
   fake_after=$(cpu_ticks "$fake_pid")
   RUN_FAKE_PCT=$(awk -v t=$((fake_after - fake_before)) -v hz="$clk_tck" -v s="$start" -v e="$end" \
     'BEGIN {printf "%.2f", 100 * t / hz / (e - s)}')
+  RUN_CONNECTS=$(($(active_opens) - opens_before - connections))
+  ((RUN_CONNECTS >= 0)) || RUN_CONNECTS=0
   RUN_STEPS=$(($(count_lines '^STEP' "$fake_out") - steps_before))
   RUN_STORED=$(($(count_lines 'new node set stored' "$gw_log") - stored_before))
   parse_wrk "$out" || exit 1
@@ -235,12 +246,16 @@ echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change ev
   "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}"
-declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu steps stored last_p99
+declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu steps stored connects last_p99
 p99_ratios=
 for ((round = 1; round <= rounds; round++)); do
   if ((round % 2)); then modes=(static churn); else modes=(churn static); fi
   if ((paired)); then
     start_run paired "$round"
+    # The warm-up churns, as an unpaired churn run's does from its start: the addresses the
+    # rotation brings in (SPARE) get their first connection there, not in the measured churn
+    # run (it would count ~SPARE connects that a static run never makes: the connects column).
+    kill -USR2 "$fake_pid"
     [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/paired-$round/warmup.txt"
   fi
   for mode in "${modes[@]}"; do
@@ -264,9 +279,10 @@ for ((round = 1; round <= rounds; round++)); do
     fake_cpu[$mode]+="$RUN_FAKE_PCT "
     steps[$mode]+="$RUN_STEPS "
     stored[$mode]+="$RUN_STORED "
-    printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  control %5.2f%%  worker %6.2f%%  fake %5.2f%%\n' \
+    connects[$mode]+="$RUN_CONNECTS "
+    printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  connects %5d  control %5.2f%%  worker %6.2f%%  fake %5.2f%%\n' \
       "$round" "$mode" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_ERRORS" "$RUN_STEPS" "$RUN_STORED" \
-      "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT"
+      "$RUN_CONNECTS" "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT"
     if ((RUN_ERRORS > 0)); then
       echo "  (errors: $(grep -E 'Non-2xx|Socket errors' "$out" | tr '\n' ' '))"
     fi
@@ -278,13 +294,14 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 echo
-printf '%-7s %10s %9s %9s %7s %12s %12s %9s %9s %9s\n' mode "req/s" "p50 ms" "p99 ms" errors \
-  "changes/run" "stored/run" "control" worker fake
+printf '%-7s %10s %9s %9s %7s %12s %12s %13s %9s %9s %9s\n' mode "req/s" "p50 ms" "p99 ms" errors \
+  "changes/run" "stored/run" "connects/run" "control" worker fake
 # shellcheck disable=SC2086  # the per-round values are space-separated on purpose
 for mode in static churn; do
-  printf '%-7s %10.0f %9.3f %9.3f %7d %12.0f %12.0f %8.2f%% %8.2f%% %8.2f%%\n' "$mode" \
+  printf '%-7s %10.0f %9.3f %9.3f %7d %12.0f %12.0f %13.0f %8.2f%% %8.2f%% %8.2f%%\n' "$mode" \
     "$(median ${rps[$mode]})" "$(median ${p50[$mode]})" "$(median ${p99[$mode]})" "${errs[$mode]}" \
-    "$(median ${steps[$mode]})" "$(median ${stored[$mode]})" "$(median ${ctl[$mode]})" \
+    "$(median ${steps[$mode]})" "$(median ${stored[$mode]})" "$(median ${connects[$mode]})" \
+    "$(median ${ctl[$mode]})" \
     "$(median ${wrk_cpu[$mode]})" "$(median ${fake_cpu[$mode]})"
 done
 # shellcheck disable=SC2086

@@ -1,7 +1,12 @@
 #include "base/courtesy.h"
 
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 namespace turnpike::base {
 namespace courtesy_internal {
@@ -48,5 +53,47 @@ int64_t CourtesyDeadline() {
 }
 bool CourtesyEnabled() { return courtesy_internal::enabled; }
 uint64_t CourtesyYields() { return courtesy_internal::yields; }
+
+namespace {
+
+// struct sched_attr of sched_setattr(2) (glibc 2.36 has neither the struct nor a wrapper).
+struct SchedAttr {
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime;  // SCHED_OTHER on Linux 6.12+: the task's slice
+  uint64_t sched_deadline;
+  uint64_t sched_period;
+};
+
+}  // namespace
+
+bool SetBackgroundPriority(int nice) {
+  SchedAttr attr{};
+  if (syscall(SYS_sched_getattr, 0, &attr, static_cast<unsigned>(sizeof(attr)), 0U) == 0 &&
+      (attr.sched_policy == SCHED_OTHER || attr.sched_policy == SCHED_BATCH ||
+       attr.sched_policy == SCHED_IDLE)) {  // the fair class: the policy stays as it is
+    attr.size = sizeof(attr);
+    attr.sched_flags = 0;
+    if (attr.sched_nice < nice) attr.sched_nice = nice;
+    attr.sched_runtime = static_cast<uint64_t>(kBackgroundSliceNs);
+    attr.sched_deadline = attr.sched_period = 0;
+    if (syscall(SYS_sched_setattr, 0, &attr, 0U) == 0) return true;
+  }
+  // No sched_setattr, or a real-time policy set by the operator: the nice alone, if lower.
+  auto tid = static_cast<id_t>(gettid());
+  errno = 0;
+  int current = getpriority(PRIO_PROCESS, tid);
+  if (errno != 0) return false;
+  return current >= nice || setpriority(PRIO_PROCESS, tid, nice) == 0;
+}
+
+int64_t ThreadTimeSliceNs() {
+  SchedAttr attr{};
+  if (syscall(SYS_sched_getattr, 0, &attr, static_cast<unsigned>(sizeof(attr)), 0U) != 0) return 0;
+  return static_cast<int64_t>(attr.sched_runtime);
+}
 
 }  // namespace turnpike::base

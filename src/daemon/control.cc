@@ -78,28 +78,24 @@ bool ReadWhole(const std::string& path, std::string* out, struct stat* st, std::
 // When CPUs are scarce, a reload (a second or more of CPU for 50k routes) should yield to the
 // workers, not the other way round: the pool thread that runs one drops to nice kReloadNice
 // (Linux: per thread) and stays there, as everything on libuv's pool here (reloads, stat()
-// polls) is control-plane work. Never raises the priority (that would need privileges).
+// polls) is control-plane work, with a short time slice (base/courtesy.h). Never raises the
+// priority (that would need privileges).
 constexpr int kReloadNice = 10;
 void LowerThreadPriority() {
   thread_local bool done = false;
   if (done) return;
   done = true;
-  auto tid = static_cast<id_t>(gettid());
-  errno = 0;
-  int current = getpriority(PRIO_PROCESS, tid);
-  if (errno == 0 && current < kReloadNice) setpriority(PRIO_PROCESS, tid, kReloadNice);
+  base::SetBackgroundPriority(kReloadNice);
 }
 
 // The control thread itself (discovery, health checks, the exporters, the control API, the
-// reload's hand-over) runs at nice kControlNice once the workers run, and yields at its courtesy
-// points (a node set's nodes, a scrape's series): on CPUs the workers share, a request woken
-// meanwhile does not wait for its time slice. Never raises the priority.
+// reload's hand-over) runs at nice kControlNice once the workers run, with a short time slice,
+// and yields at its courtesy points (a node set's nodes, a scrape's series): on CPUs the
+// workers share, a request woken meanwhile does not wait for its time slice. Never raises the
+// priority.
 constexpr int kControlNice = 5;
 void LowerControlThreadPriority() {
-  auto tid = static_cast<id_t>(gettid());
-  errno = 0;
-  int current = getpriority(PRIO_PROCESS, tid);
-  if (errno == 0 && current < kControlNice) setpriority(PRIO_PROCESS, tid, kControlNice);
+  base::SetBackgroundPriority(kControlNice);
   base::SetCourtesy(true);
 }
 

@@ -1,7 +1,11 @@
 #include "base/courtesy.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -47,6 +51,35 @@ TEST(CourtesyTest, ABudgetEndsIt) {
     EXPECT_LE(yields, 5'000'000 / kCourtesyIntervalNs + 1);  // none after the budget
     EXPECT_FALSE(CourtesyEnabled());
     EXPECT_EQ(CourtesyDeadline(), 0);
+  }).join();
+}
+
+// Each case runs on its own thread: nice and slice are per thread and cannot be undone
+// without privileges.
+TEST(CourtesyTest, BackgroundPriorityLowersTheNiceAndShortensTheSlice) {
+  std::thread([] {
+    const int64_t slice_before = ThreadTimeSliceNs();
+    const int nice_before = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    ASSERT_TRUE(SetBackgroundPriority(5));
+    EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())), std::max(nice_before, 5));
+    EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
+    // Kernels without per-task slices (before 6.12) report none and keep none.
+    if (slice_before != 0) {
+      EXPECT_EQ(ThreadTimeSliceNs(), kBackgroundSliceNs);
+    } else {
+      EXPECT_EQ(ThreadTimeSliceNs(), 0);
+    }
+  }).join();
+}
+
+TEST(CourtesyTest, BackgroundPriorityNeverRaisesAndKeepsThePolicy) {
+  std::thread([] {
+    sched_param param{};
+    ASSERT_EQ(sched_setscheduler(0, SCHED_BATCH, &param), 0);
+    ASSERT_EQ(setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 8), 0);
+    ASSERT_TRUE(SetBackgroundPriority(5));
+    EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())), 8);
+    EXPECT_EQ(sched_getscheduler(0), SCHED_BATCH);
   }).join();
 }
 

@@ -33,11 +33,13 @@ uint64_t CourtesyYields();
 // Courtesy points cover the loops of background work, not what runs between them (a JSON
 // parse inside a library, freeing a 10k-node set). On Linux 6.12+ (EEVDF with per-task
 // slices) a fair task's sched_runtime is its time slice: a thread that asks for
-// kBackgroundSliceNs instead of the default (~3 ms, 1.4 ms here) is preempted by a worker
-// woken meanwhile within that time wherever it is. SetBackgroundPriority(nice) moves the
-// calling thread to `nice` (never lower than it is: raising a priority needs privileges) and
-// asks for that slice in one sched_setattr(2); older kernels ignore the slice and only the nice
-// applies. Returns the kernel's answer: false (errno set) only when the nice could not be set.
+// kBackgroundSliceNs instead of the default (1.4 ms on the 2-CPU test machines) lets a worker
+// woken meanwhile preempt it sooner, when the scheduler finds the worker eligible (it does
+// not always: docs/benchmarks.md, node churn, `perf sched`; a reload under load gained 16% on
+// p99). SetBackgroundPriority(nice) moves the calling thread to `nice` (never lower than it
+// is: raising a priority needs privileges) and asks for that slice in one sched_setattr(2),
+// keeping its policy; older kernels ignore the slice and only the nice applies. False (errno
+// set) only when the nice could not be set.
 inline constexpr int64_t kBackgroundSliceNs = 100'000;  // the kernel's minimum
 bool SetBackgroundPriority(int nice);
 // The calling thread's time slice as the kernel reports it (sched_getattr's sched_runtime;

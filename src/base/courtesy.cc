@@ -68,11 +68,17 @@ struct SchedAttr {
   uint64_t sched_period;
 };
 
+// The calling thread's attributes; false when the kernel has no sched_getattr.
+bool GetSchedAttr(SchedAttr* attr) {
+  *attr = {};
+  return syscall(SYS_sched_getattr, 0, attr, static_cast<unsigned>(sizeof(*attr)), 0U) == 0;
+}
+
 }  // namespace
 
 bool SetBackgroundPriority(int nice) {
-  SchedAttr attr{};
-  if (syscall(SYS_sched_getattr, 0, &attr, static_cast<unsigned>(sizeof(attr)), 0U) == 0 &&
+  SchedAttr attr;
+  if (GetSchedAttr(&attr) &&
       (attr.sched_policy == SCHED_OTHER || attr.sched_policy == SCHED_BATCH ||
        attr.sched_policy == SCHED_IDLE)) {  // the fair class: the policy stays as it is
     attr.size = sizeof(attr);
@@ -91,9 +97,8 @@ bool SetBackgroundPriority(int nice) {
 }
 
 int64_t ThreadTimeSliceNs() {
-  SchedAttr attr{};
-  if (syscall(SYS_sched_getattr, 0, &attr, static_cast<unsigned>(sizeof(attr)), 0U) != 0) return 0;
-  return static_cast<int64_t>(attr.sched_runtime);
+  SchedAttr attr;
+  return GetSchedAttr(&attr) ? static_cast<int64_t>(attr.sched_runtime) : 0;
 }
 
 }  // namespace turnpike::base

@@ -218,10 +218,7 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
     }
     return nodes[count++];
   };
-  bool uniform = true;  // every node has nodes[0]'s weight and priority (NodeSummary)
-  auto note = [&nodes, &uniform](const upstream::Node& node) {
-    uniform = uniform && node.weight == nodes[0].weight && node.priority == nodes[0].priority;
-  };
+  upstream::NodeSummarizer summary;  // of the nodes put, in order
   // True while the set is node for node the old one (then it is not compared again).
   bool same = old != nullptr;
   if (e->nodes != nullptr) {
@@ -257,7 +254,7 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
         } else if (from != index) {
           same = false;
         }
-        note(node);
+        summary.Add(node);
         at[i] = index;
         continue;
       }
@@ -265,7 +262,7 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
       upstream::Node node;
       if (!matched && ParseIpLiteral(n.host, port, &node)) {
         FinishNode(n, &node);
-        note(put(std::move(node)));
+        summary.Add(put(std::move(node)));
         at[i] = index;
         same = false;
         continue;
@@ -288,7 +285,7 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
                    !upstream::SameNode(old->nodes[static_cast<size_t>(index)], node))) {
         same = false;
       }
-      note(put(std::move(node)));
+      summary.Add(put(std::move(node)));
     }
   }
   nodes.resize(count);
@@ -307,11 +304,9 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
     ++stats_.unchanged;
     return;
   }
-  // What the workers' pickers read instead of the nodes (upstream/node_set.h):
-  // SummarizeNodes' result, taken while the nodes were put (no second pass over 10k nodes).
-  set->summary.summarized = true;
-  set->summary.uniform = uniform && !nodes.empty();
-  set->summary.weight = set->summary.uniform ? nodes[0].weight : 0;
+  // What the workers' pickers read instead of the nodes (upstream/node_set.h), taken while
+  // the nodes were put (no second pass over 10k nodes).
+  set->summary = summary.Finish();
   // A chash upstream's rings, built here (control thread) before the set is visible: the
   // workers take them as they are (upstream/chash.h).
   if (slot.chash() && !set->nodes.empty()) set->chash = upstream::ChashRings::Build(set->nodes);

@@ -147,6 +147,33 @@ struct NodeSummary {
   int weight = 0;
 };
 
+// The same summary taken node by node, for a producer that already walks the nodes while it
+// puts them (discovery/directory.cc): Add every node in order, then Finish.
+class NodeSummarizer {
+ public:
+  void Add(const Node& node) {
+    if (count_++ == 0) {
+      weight_ = node.weight;
+      priority_ = node.priority;
+    } else {
+      uniform_ = uniform_ && node.weight == weight_ && node.priority == priority_;
+    }
+  }
+  NodeSummary Finish() const {
+    NodeSummary summary;
+    summary.summarized = true;
+    summary.uniform = count_ != 0 && uniform_;
+    if (summary.uniform) summary.weight = weight_;
+    return summary;
+  }
+
+ private:
+  size_t count_ = 0;
+  bool uniform_ = true;
+  int weight_ = 0;
+  int priority_ = 0;
+};
+
 // Producers, before publishing: the summary of `nodes` (upstream/node_summary.cc). O(nodes).
 NodeSummary SummarizeNodes(const std::vector<Node>& nodes);
 

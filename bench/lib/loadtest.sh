@@ -123,6 +123,12 @@ cpu_ticks() {
   echo "$total"
 }
 
+# steal_ticks: time the VM's host took from its CPUs so far (clock ticks, all CPUs: the `steal`
+# field of /proc/stat; 0 on bare metal). A vCPU waiting for the host, to run again or to wake
+# from idle, stalls whatever it was about to run: in a run's p99 that is the host's, not the
+# program's. Per run: 100 * delta / (CLK_TCK * seconds * nproc) is the share of the machine.
+steal_ticks() { awk '$1 == "cpu" {print $9 + 0; exit}' /proc/stat; }
+
 # cpu_ticks_split PID...: "utime stime" (clock ticks) summed over the given processes.
 cpu_ticks_split() {
   local user=0 sys=0 pid stat fields

@@ -47,6 +47,11 @@
 #                             ~15 ms, on the same static gateway (docs/benchmarks.md). Errors of
 #                             a discarded round still count.
 #        MAX_ATTEMPTS=3*ROUNDS  rounds run at most (kept + discarded)
+#        MIN_ROUNDS=10        fewer rounds kept give INCONCLUSIVE whatever the interval says:
+#                             the interval takes the rounds as independent, but the host's load
+#                             drifts over minutes, and a short run sees one state of it (4
+#                             rounds gave 0.84x, interval 0.69-1.03; 40 rounds of the same code
+#                             an hour later 1.16x, interval 1.08-1.25)
 #        PAIRED=0             1: one fake and one gateway per round for both modes (the fake's
 #                             changes paused for static, resumed for churn: SIGUSR1 / SIGUSR2),
 #                             so a round's two runs differ only by the churn, not by process
@@ -81,6 +86,7 @@ warmup=${WARMUP:-3s}
 connections=${CONNECTIONS:-50}
 delay_ms=${DELAY_MS:-0}
 steal_max=${STEAL_MAX:-1}
+min_rounds=${MIN_ROUNDS:-10}
 same=${SAME:-0}
 paired=${PAIRED:-0}
 threads=${THREADS:-1}
@@ -91,7 +97,7 @@ keep=${KEEP:-0}
 per_nginx=${PORTS_PER_NGINX:-2500}
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds delay_ms same paired; do
+for v in nodes slice spare interval_ms rounds delay_ms same paired min_rounds; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
 max_attempts=${MAX_ATTEMPTS:-$((3 * rounds))}
@@ -391,6 +397,8 @@ if ((errs[churn] > 0 || errs[static] > 0)); then
   verdict=FAIL
 elif [[ $ci_high == - ]]; then
   verdict="INCONCLUSIVE (one round: no interval)"
+elif ((kept < min_rounds)); then
+  verdict="INCONCLUSIVE (fewer than MIN_ROUNDS=$min_rounds rounds kept)"
 elif awk -v h="$ci_high" 'BEGIN {exit !(h <= 1.10)}'; then
   verdict=PASS
 elif awk -v l="$ci_low" 'BEGIN {exit !(l > 1.10)}'; then

@@ -57,6 +57,11 @@
 #                             so a round's two runs differ only by the churn, not by process
 #                             (the warm-up churns, so the spare addresses are connected before
 #                             either measured run, as in an unpaired churn run)
+#        HISTORY=0            1: unpaired, but the churn mode's changes stop after its warm-up
+#                             (SIGUSR1 to its fake), so its measured run serves a set that no
+#                             longer changes, in a gateway that stored ~30 sets before: against
+#                             a gateway that never saw a change, what having churned costs (the
+#                             gap between unpaired and PAIRED=1 runs), with no change during it
 #        DELAY_MS=0           0: wrk flat out (the p99 is mostly queueing on a busy machine);
 #                             N > 0: paced load (bench/wrk/paced.lua: each connection waits N ms
 #                             after every answer), so the p99 shows what disturbs a request
@@ -89,6 +94,7 @@ steal_max=${STEAL_MAX:-1}
 min_rounds=${MIN_ROUNDS:-10}
 same=${SAME:-0}
 paired=${PAIRED:-0}
+history=${HISTORY:-0}
 threads=${THREADS:-1}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
@@ -97,9 +103,10 @@ keep=${KEEP:-0}
 per_nginx=${PORTS_PER_NGINX:-2500}
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds delay_ms same paired min_rounds; do
+for v in nodes slice spare interval_ms rounds delay_ms same paired history min_rounds; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
+((paired && history)) && { echo "$bench_name: HISTORY=1 is for unpaired runs (PAIRED=0)" >&2; exit 2; }
 max_attempts=${MAX_ATTEMPTS:-$((3 * rounds))}
 [[ $max_attempts =~ ^[0-9]+$ ]] || { echo "$bench_name: MAX_ATTEMPTS must be a whole number" >&2; exit 2; }
 [[ $steal_max == off || $steal_max =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
@@ -272,7 +279,7 @@ run_wrk() {
 }
 
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
-  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
+  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}"
 declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu steps stored connects steal
@@ -301,6 +308,10 @@ while ((kept < rounds)); do
     else
       start_run "$mode" "$round"
       [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/$mode-$round/warmup.txt"
+      if ((history)) && [[ $mode == churn ]]; then
+        kill -USR1 "$fake_pid"  # the changes stop; what the warm-up left stays
+        sleep 0.3
+      fi
       out=$work/$mode-$round/wrk.txt
     fi
     run_wrk "$duration" "$out"

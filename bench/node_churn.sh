@@ -34,7 +34,7 @@
 # Usage: bench/node_churn.sh
 # Env:   NODES=10000 SLICE=250 SPARE=2000   set size, endpoints per slice, spare addresses
 #        INTERVAL_MS=100      churn period
-#        ROUNDS=4             rounds (each runs both modes; even, see above)
+#        ROUNDS=10            rounds (each runs both modes; even, see above; >= MIN_ROUNDS)
 #        DURATION=10s         each wrk run;  WARMUP=3s  unmeasured run first
 #        CONNECTIONS=50       wrk connections;  THREADS=1  wrk threads
 #        SAME=0               1: the churn mode's events re-send each slice unchanged (parsed
@@ -83,7 +83,7 @@ nodes=${NODES:-10000}
 slice=${SLICE:-250}
 spare=${SPARE:-2000}
 interval_ms=${INTERVAL_MS:-100}
-rounds=${ROUNDS:-4}
+rounds=${ROUNDS:-10}
 duration=${DURATION:-10s}
 [[ $duration =~ ^[0-9]+$ ]] && duration=${duration}s
 warmup=${WARMUP:-3s}

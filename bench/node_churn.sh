@@ -282,10 +282,15 @@ echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change ev
   "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}"
-declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu steps stored connects steal
+# Each measured figure: the array of its kept values per mode (space-separated) and the
+# run_wrk variable it comes from. A round's figures wait in this_round ("figure mode") until
+# the round is kept or discarded.
+declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu steps stored connects steal this_round
+declare -A source_of=([rps]=RUN_RPS [p50]=RUN_P50 [p99]=RUN_P99 [ctl]=RUN_CTL_PCT
+  [wrk_cpu]=RUN_WORKER_PCT [fake_cpu]=RUN_FAKE_PCT [steps]=RUN_STEPS [stored]=RUN_STORED
+  [connects]=RUN_CONNECTS [steal]=RUN_STEAL_PCT)
 discarded=0
 p99_ratios=
-declare -A r_rps r_p50 r_p99 r_ctl r_worker r_fake r_steps r_stored r_connects r_steal
 kept=0
 attempts=0
 while ((kept < rounds)); do
@@ -317,9 +322,10 @@ while ((kept < rounds)); do
     run_wrk "$duration" "$out"
     # Errors count whatever happens to the round: a failed request is never discarded.
     errs[$mode]=$((${errs[$mode]:-0} + RUN_ERRORS))
-    r_rps[$mode]=$RUN_RPS r_p50[$mode]=$RUN_P50 r_p99[$mode]=$RUN_P99 r_ctl[$mode]=$RUN_CTL_PCT
-    r_worker[$mode]=$RUN_WORKER_PCT r_fake[$mode]=$RUN_FAKE_PCT r_steps[$mode]=$RUN_STEPS
-    r_stored[$mode]=$RUN_STORED r_connects[$mode]=$RUN_CONNECTS r_steal[$mode]=$RUN_STEAL_PCT
+    for figure in "${!source_of[@]}"; do
+      var=${source_of[$figure]}
+      this_round[$figure $mode]=${!var}
+    done
     printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  connects %5d  control %5.2f%%  worker %6.2f%%  fake %5.2f%%  steal %5.2f%%\n' \
       "$round" "$mode" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_ERRORS" "$RUN_STEPS" "$RUN_STORED" \
       "$RUN_CONNECTS" "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT" "$RUN_STEAL_PCT"
@@ -330,7 +336,7 @@ while ((kept < rounds)); do
   done
   ((paired)) && stop_run
   if [[ $steal_max != off ]] &&
-    awk -v a="${r_steal[static]}" -v b="${r_steal[churn]}" -v m="$steal_max" \
+    awk -v a="${this_round[steal static]}" -v b="${this_round[steal churn]}" -v m="$steal_max" \
       'BEGIN {exit !(a > m || b > m)}'; then
     echo "  round $round discarded: steal above STEAL_MAX=$steal_max% (the host's stalls, not the" \
       "gateway's), run again"
@@ -341,19 +347,12 @@ while ((kept < rounds)); do
     fi
     continue
   fi
-  for mode in static churn; do
-    rps[$mode]+="${r_rps[$mode]} "
-    p50[$mode]+="${r_p50[$mode]} "
-    p99[$mode]+="${r_p99[$mode]} "
-    ctl[$mode]+="${r_ctl[$mode]} "
-    wrk_cpu[$mode]+="${r_worker[$mode]} "
-    fake_cpu[$mode]+="${r_fake[$mode]} "
-    steps[$mode]+="${r_steps[$mode]} "
-    stored[$mode]+="${r_stored[$mode]} "
-    connects[$mode]+="${r_connects[$mode]} "
-    steal[$mode]+="${r_steal[$mode]} "
+  for figure in "${!source_of[@]}"; do
+    declare -n kept_values=$figure
+    for mode in static churn; do kept_values[$mode]+="${this_round[$figure $mode]} "; done
+    unset -n kept_values
   done
-  p99_ratios+="$(awk -v a="${r_p99[churn]}" -v b="${r_p99[static]}" \
+  p99_ratios+="$(awk -v a="${this_round[p99 churn]}" -v b="${this_round[p99 static]}" \
     'BEGIN {printf "%.1f", 1000 * a / b}') "
   kept=$((kept + 1))
 done

@@ -247,6 +247,32 @@ TEST_F(FakeKubeApiServerTest, OpenWatchGoesOnAfterACompaction) {
   EXPECT_EQ(events[1]["object"]["metadata"]["name"], "later");
 }
 
+TEST_F(FakeKubeApiServerTest, CompactionRightAfterAChangeKeepsItForOpenWatches) {
+  // A change applied just before a compaction reaches the open watch although the watch had
+  // not sent it yet (fake_kube_churn applies its 100th change and compacts at once).
+  Seed();
+  std::thread t([&] {
+    ASSERT_TRUE(api_.WaitForOpenWatches(1, std::chrono::seconds(5)));
+    for (int i = 0; i < 20; ++i) {
+      api_.Apply(Kind::kEndpoints,
+                 FakeKubeApiServer::Endpoints("default", "step", {"10.0.1." + std::to_string(i)},
+                                              {{"http", 80}}));
+      api_.Compact();
+    }
+    api_.EndWatches();
+  });
+  HttpResponse r = KubeGet(api_, "/api/v1/endpoints?watch=true&resourceVersion=" +
+                                     std::to_string(api_.resource_version()));
+  t.join();
+  ASSERT_EQ(r.status, 200);
+  std::vector<nlohmann::json> events = Events(r.body);
+  ASSERT_EQ(events.size(), 20u) << r.body;
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(events[static_cast<size_t>(i)]["object"]["subsets"][0]["addresses"][0]["ip"],
+              "10.0.1." + std::to_string(i));
+  }
+}
+
 TEST(FakeKubeApiServerHttpGoneTest, TooOldWatchAsHttpStatus) {
   FakeKubeApiServer::Options o;
   o.gone_as_http_status = true;

@@ -498,6 +498,8 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
   }
   ++watches_;
   ++open_watches_;
+  const int watch_id = watches_;
+  open_covered_[watch_id] = covered;
   uint64_t expire = expire_gen_, end = end_gen_, bookmark = bookmark_gen_;
   // `next` indexes history_, which a Compact() empties: the stream then goes on after the last
   // version it covered (an API server's compaction never cuts an open watch short).
@@ -524,6 +526,7 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
         out.push_back(nlohmann::json{{"type", e.type}, {"object", e.object}}.dump() + "\n");
       }
     }
+    open_covered_[watch_id] = covered;
     bool send_bookmark = false;
     auto now = std::chrono::steady_clock::now();
     if (bookmark != bookmark_gen_) {
@@ -566,6 +569,7 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
     }
     cv_.wait_for(lock, std::chrono::milliseconds(20));
   }
+  open_covered_.erase(watch_id);
   --open_watches_;
   lock.unlock();
   if (clean_end) return SendAll(fd, "0\r\n\r\n");
@@ -605,7 +609,14 @@ void FakeKubeApiServer::Compact() {
   std::lock_guard<std::mutex> lock(mu_);
   compacted_rv_ = rv_;
   ++compactions_;
-  history_.clear();
+  // New watches from before now get 410. An event that an open watch has not sent yet stays,
+  // as a real API server's compaction never cuts an open watch short: cleared at once, a
+  // change applied just before (fake_kube_churn compacts right after its 100th) was lost to
+  // the watch, which kept the slice's old endpoints while their block came back elsewhere:
+  // every node of that block twice in the gateway's set.
+  int64_t sent_by_all = rv_;
+  for (const auto& [id, covered] : open_covered_) sent_by_all = std::min(sent_by_all, covered);
+  std::erase_if(history_, [sent_by_all](const Event& e) { return e.rv <= sent_by_all; });
 }
 
 void FakeKubeApiServer::ExpireWatches() {

@@ -77,7 +77,8 @@ class FakeKubeApiServer {
   // Removes an object (DELETED with its last state). Returns the version; 0 if absent.
   int64_t Delete(Kind kind, const std::string& ns, const std::string& name);
   // Forgets the history so far: a watch from an older resourceVersion, or a continue token
-  // issued before, gets 410 Gone.
+  // issued before, gets 410 Gone. Watches already open still get every event they had not
+  // sent yet.
   void Compact();
   // Every open watch gets an ERROR event with a 410 Status and ends.
   void ExpireWatches();
@@ -151,6 +152,9 @@ class FakeKubeApiServer {
   uint64_t compactions_ = 0;
   std::map<std::pair<Kind, std::string>, nlohmann::json> objects_;  // (kind, ns/name)
   std::vector<Event> history_;
+  // Open watch -> the last version it has sent (or skipped): Compact() keeps the events after
+  // the lowest, so that no open watch loses one.
+  std::map<int, int64_t> open_covered_;
   uint64_t expire_gen_ = 0, end_gen_ = 0, bookmark_gen_ = 0;
   std::string token_;
   int fail_status_ = 0;

@@ -223,7 +223,7 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
   bool same = old != nullptr;
   if (e->nodes != nullptr) {
     const DiscoveredNodes& list = *e->nodes;
-    nodes.reserve(list.size());
+    nodes.reserve(list.size());  // no reallocation below: `summary` holds the node put last
     at.resize(list.size(), kDomain);
     size_t j = 0;  // in *previous
     for (size_t i = 0; i < list.size(); ++i) {

@@ -94,8 +94,8 @@ class Picker {
     ++epoch_;
     down_.Clear();
     down_source_.reset();
-    set_ = std::move(set);
-    Rebuild();
+    const NodeSetConstSharedPtr previous = std::exchange(set_, std::move(set));
+    Rebuild(previous.get());
   }
 
   // Worker, hot path. The index of a node of built_from() not in `*request.tried` (nor down,
@@ -143,8 +143,9 @@ class Picker {
   uint32_t leases() const { return leases_; }
 
  protected:
-  // Build()'s own part: set_ is the new set (never null), down_ is empty.
-  virtual void Rebuild() = 0;
+  // Build()'s own part: set_ is the new set (never null), down_ is empty. `previous` is the
+  // set of the build before (null on the first), alive for the call.
+  virtual void Rebuild(const NodeSet* previous) = 0;
 
   NodeSetConstSharedPtr set_;
   TriedSet down_;

@@ -275,7 +275,7 @@ size_t ChashRings::memory() const {
   return bytes;
 }
 
-void ChashPicker::Rebuild() {
+void ChashPicker::Rebuild(const NodeSet* /*previous*/) {
   own_.reset();
   rings_ = set_->chash.get();
   if (rings_ == nullptr && !set_->nodes.empty()) {

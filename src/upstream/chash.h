@@ -170,7 +170,7 @@ class ChashPicker final : public Picker {
 
  private:
   // O(1) with the set's rings; otherwise builds them (O(points)).
-  void Rebuild() override;
+  void Rebuild(const NodeSet* previous) override;
   uint32_t PickAvoiding(uint32_t hash, const TriedSet& avoid);
 
   const ChashRings* rings_ = nullptr;  // set_->chash, or own_

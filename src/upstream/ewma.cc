@@ -6,7 +6,7 @@
 
 namespace turnpike::upstream {
 
-void EwmaPicker::Rebuild() {
+void EwmaPicker::Rebuild(const NodeSet* /*previous*/) {
   zero_weight_.clear();
   const std::vector<Node>& nodes = set_->nodes;
   stats_.assign(nodes.size(), NodeStat{});

@@ -57,7 +57,7 @@ class EwmaPicker final : public Picker {
 
   // Build(): O(nodes log nodes); O(nodes) without reading a node for a set whose summary
   // (NodeSet::summary) says one priority and one weight.
-  void Rebuild() override;
+  void Rebuild(const NodeSet* previous) override;
   uint32_t PickAvoiding(const TriedSet& avoid, uint64_t now_ms);
   uint32_t Better(uint32_t a, uint32_t b, uint64_t now_ms) const {
     return Score(b, now_ms) < Score(a, now_ms) ? b : a;

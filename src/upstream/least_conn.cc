@@ -5,7 +5,7 @@
 
 namespace turnpike::upstream {
 
-void LeastConnPicker::Rebuild() {
+void LeastConnPicker::Rebuild(const NodeSet* /*previous*/) {
   zero_weight_.clear();
   picks_ = 0;
   const NodeSummary& summary = set_->summary;

@@ -50,7 +50,7 @@ class LeastConnPicker final : public Picker {
   // Build(): O(nodes log nodes); O(nodes) without reading a node for a set whose summary
   // (NodeSet::summary) says one priority and one weight: only the picker's own arrays are
   // written.
-  void Rebuild() override;
+  void Rebuild(const NodeSet* previous) override;
   // Does node a rank before node b: lower (active + 1) / weight, then picked earlier.
   bool Before(uint32_t a, uint32_t b) const {
     const NodeState& x = state_[a];

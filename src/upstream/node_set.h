@@ -144,11 +144,23 @@ struct NodeSummary {
   // Every node has the same priority and the same `weight` (the usual discovered set). Only
   // meaningful when summarized.
   bool uniform = false;
+  // The nodes ascend by NodeOrder (host, then port), as discovered lists come (the providers
+  // sort them; discovery::Directory keeps their order). A picker switching between two such
+  // sets finds where its turn had got to by node instead of by position (RoundRobinPicker).
+  // Only meaningful when summarized.
+  bool sorted = false;
   int weight = 0;
 };
 
+// The order of sorted sets: host text byte by byte, then port. Negative, 0 or positive.
+inline int NodeOrder(const Node& a, const Node& b) {
+  if (const int c = a.host.view().compare(b.host.view()); c != 0) return c;
+  return int{a.port} - int{b.port};
+}
+
 // The same summary taken node by node, for a producer that already walks the nodes while it
-// puts them (discovery/directory.cc): Add every node in order, then Finish.
+// puts them (discovery/directory.cc): Add every node in order, then Finish. A node added must
+// stay where it is (and unchanged) until the next Add: it is compared with the next one.
 class NodeSummarizer {
  public:
   void Add(const Node& node) {
@@ -157,19 +169,24 @@ class NodeSummarizer {
       priority_ = node.priority;
     } else {
       uniform_ = uniform_ && node.weight == weight_ && node.priority == priority_;
+      sorted_ = sorted_ && NodeOrder(*last_, node) <= 0;
     }
+    last_ = &node;
   }
   NodeSummary Finish() const {
     NodeSummary summary;
     summary.summarized = true;
     summary.uniform = count_ != 0 && uniform_;
     if (summary.uniform) summary.weight = weight_;
+    summary.sorted = sorted_;
     return summary;
   }
 
  private:
   size_t count_ = 0;
+  const Node* last_ = nullptr;
   bool uniform_ = true;
+  bool sorted_ = true;
   int weight_ = 0;
   int priority_ = 0;
 };

@@ -6,7 +6,13 @@
 
 namespace turnpike::upstream {
 
-void RoundRobinPicker::Rebuild() {
+void RoundRobinPicker::Rebuild(const NodeSet* previous) {
+  // The node the old build would have picked next, when its turn went over its whole sorted
+  // set: a new sorted set goes on from it by node (GoOn).
+  const Node* due = nullptr;
+  if (previous != nullptr && sorted_ && WholeSetInTurn(previous->nodes.size())) {
+    due = &previous->nodes[classes_[0].next];  // in such a build, position i is node i
+  }
   // Where each weight class's turn had got to (classes_ is in ascending weight order).
   carried_.clear();
   for (const WeightClass& c : classes_) carried_.push_back({c.weight, c.next - c.begin});
@@ -14,6 +20,7 @@ void RoundRobinPicker::Rebuild() {
   class_nodes_.clear();
   class_total_ = 0;
   identity_ = false;
+  sorted_ = false;
   groups_built_ = false;
   if (set_ == nullptr || set_->nodes.empty()) {
     groups_.clear();
@@ -29,15 +36,18 @@ void RoundRobinPicker::Rebuild() {
     if (summary.weight > 0) {
       const auto n = static_cast<uint32_t>(set_->nodes.size());
       identity_ = true;
+      sorted_ = summary.sorted;
       class_total_ = int64_t{summary.weight} * n;
       classes_.push_back(WeightClass{summary.weight, 0, 0, n, 0, 0});
-      CarryTurns();
+      GoOn(due);
     }
     return;
   }
 
   BuildGroups();
   const std::vector<Node>& nodes = set_->nodes;
+  sorted_ = summary.summarized ? summary.sorted
+                               : std::is_sorted(nodes.begin(), nodes.end(), NodeBefore);
   const auto weighted = std::find_if(groups_.begin(), groups_.end(), [](const auto& group) {
     return std::any_of(group.begin(), group.end(), [](const Slot& s) { return s.weight > 0; });
   });
@@ -65,7 +75,29 @@ void RoundRobinPicker::Rebuild() {
     }
     classes_.back().end = i + 1;
   }
-  CarryTurns();
+  GoOn(due);
+}
+
+bool RoundRobinPicker::WholeSetInTurn(size_t nodes) const {
+  // One class of every node: its order is index order (a uniform build, or one group whose
+  // nodes share a weight, put in index order and not sorted again).
+  return classes_.size() == 1 && classes_[0].begin == 0 && classes_[0].end == nodes;
+}
+
+void RoundRobinPicker::GoOn(const Node* due) {
+  if (due == nullptr || !sorted_ || !WholeSetInTurn(set_->nodes.size())) {
+    CarryTurns();
+    return;
+  }
+  // Both sets ascend by NodeOrder: the turn goes on from `due`, or from the first node after
+  // it when it left. By position instead, a change before the position (nodes joining or
+  // leaving there) would shift the turn back onto nodes just served, some still busy (new
+  // connections to them), or skip as many.
+  const std::vector<Node>& nodes = set_->nodes;
+  const auto at = std::lower_bound(nodes.begin(), nodes.end(), *due, NodeBefore);
+  WeightClass& c = classes_[0];
+  c.next = at == nodes.end() ? 0 : static_cast<uint32_t>(at - nodes.begin());
+  c.node = ClassNode(c.next);
 }
 
 void RoundRobinPicker::CarryTurns() {

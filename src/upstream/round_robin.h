@@ -45,11 +45,16 @@ class RoundRobinPicker final : public Picker {
   // held a set as large.
   //
   // A rebuilt picker (the set changed: a discovery answer, a DNS change) does not start its
-  // turn over: each weight class that the old build also had goes on from the same position
-  // (modulo the class's new size), so frequent republishes (node churn) still spread requests
-  // over the whole set instead of sending each build's first picks to its first nodes. The
-  // smooth weights of the classes start again from 0; a first Build() gives nginx's sequence.
-  void Rebuild() override;
+  // turn over, so frequent republishes (node churn) still spread requests over the whole set
+  // instead of sending each build's first picks to its first nodes. When the old and the new
+  // build each take every node in turn and both sets are sorted (NodeSummary::sorted: every
+  // discovered set), the turn goes on from the node that was due next, found by a binary
+  // search (O(log nodes) node reads), or from the first node after it if it left: nodes that
+  // join or leave before it neither send the turn back over nodes just served nor make it
+  // skip any. Otherwise each weight class that the old build also had goes on from the same
+  // position (modulo the class's new size). The smooth weights of the classes start again
+  // from 0; a first Build() gives nginx's sequence.
+  void Rebuild(const NodeSet* previous) override;
 
   struct Slot {
     uint32_t index;
@@ -65,6 +70,12 @@ class RoundRobinPicker final : public Picker {
   void BuildGroups();
   // Rebuild(): the classes of weights the old build had go on from their positions.
   void CarryTurns();
+  // Rebuild(): from `due` (a node of the old set, or null) when both builds take their whole
+  // sorted set in turn, else CarryTurns().
+  void GoOn(const Node* due);
+  // One weight class of all `nodes` nodes, in index order.
+  bool WholeSetInTurn(size_t nodes) const;
+  static bool NodeBefore(const Node& a, const Node& b) { return NodeOrder(a, b) < 0; }
   // The node at position `i` of the weight classes' order.
   uint32_t ClassNode(uint32_t i) const { return identity_ ? i : class_nodes_[i]; }
 
@@ -89,6 +100,7 @@ class RoundRobinPicker final : public Picker {
   // One class of every node in index order (a summarized uniform set): position i is node i,
   // so class_nodes_ is not filled.
   bool identity_ = false;
+  bool sorted_ = false;  // the set ascends by NodeOrder (summary.sorted, or checked node by node)
   int64_t class_total_ = 0;
   TriedSet avoid_;  // tried + down, when some node is down (capacity reused)
   std::vector<std::pair<int64_t, uint32_t>> carried_;  // Rebuild(): (weight, position) per class

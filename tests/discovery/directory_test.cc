@@ -236,6 +236,7 @@ TEST_F(DirectoryTest, ChangedListsGiveTheSetsAFreshBuildWould) {
     EXPECT_EQ(got->summary.summarized, summary.summarized) << "round " << round;
     EXPECT_EQ(got->summary.uniform, summary.uniform) << "round " << round;
     EXPECT_EQ(got->summary.weight, summary.weight) << "round " << round;
+    EXPECT_EQ(got->summary.sorted, summary.sorted) << "round " << round;
     for (size_t i = 0; i < want.nodes.size(); ++i) {
       EXPECT_EQ(got->nodes[i].ip_text, want.nodes[i].ip_text) << "round " << round;
       EXPECT_EQ(got->nodes[i].host_header, want.nodes[i].host_header) << "round " << round;

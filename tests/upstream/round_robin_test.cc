@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -307,13 +308,57 @@ TEST_P(RoundRobinTest, RebuildOnANewSet) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(p.Pick(TriedSet()), 0u);
 }
 
+// `n` nodes of weight 1, node i named by `id(i)` (port 80), summarized as the suite says.
+NodeSetConstSharedPtr Named(size_t n, const std::function<std::string(size_t)>& id) {
+  auto set = std::make_shared<NodeSet>();
+  for (size_t i = 0; i < n; ++i) {
+    Node node;
+    node.host = id(i);
+    node.port = 80;
+    set->nodes.push_back(std::move(node));
+  }
+  if (summarize_sets) set->summary = SummarizeNodes(set->nodes);
+  return set;
+}
+
+// Nodes "n0100", "n0101", ... for the given ids, in the order given (ascending ids: a sorted
+// set, as discovered sets are).
+NodeSetConstSharedPtr Ids(const std::vector<int>& ids) {
+  return Named(ids.size(), [&ids](size_t i) {
+    std::string s = std::to_string(10000 + ids[i]);
+    s[0] = 'n';
+    return s;
+  });
+}
+std::vector<int> Range(int from, int to) {  // [from, to)
+  std::vector<int> out;
+  for (int i = from; i < to; ++i) out.push_back(i);
+  return out;
+}
+std::vector<int> Concat(std::vector<int> a, const std::vector<int>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+// The ids of the next `picks` picks.
+std::vector<int> IdSequence(RoundRobinPicker& picker, int picks) {
+  std::vector<int> out;
+  for (uint32_t index : Sequence(picker, picks)) {
+    out.push_back(std::stoi(std::string(picker.built_from()->nodes[index].host.view().substr(1))));
+  }
+  return out;
+}
+
 TEST_P(RoundRobinTest, RebuiltPickerGoesOnWithItsTurn) {
+  // Sets that are not sorted (hosts descend): the turn goes on by position.
+  auto descending = [](size_t n) {
+    return Named(n, [n](size_t i) { return "10.0.0." + std::to_string(n - 1 - i); });
+  };
   RoundRobinPicker p;
-  p.Build(Set(std::vector<int>(10, 1)));
+  p.Build(descending(10));
   EXPECT_EQ(Sequence(p, 3), (std::vector<uint32_t>{0, 1, 2}));  // a first build starts at 0
-  p.Build(Set(std::vector<int>(10, 1)));                        // a changed set of the same size
+  p.Build(descending(10));                                      // a changed set of the same size
   EXPECT_EQ(Sequence(p, 6), (std::vector<uint32_t>{3, 4, 5, 6, 7, 8}));
-  p.Build(Set(std::vector<int>(5, 1)));  // smaller: the position wraps
+  p.Build(descending(5));  // smaller: the position wraps
   EXPECT_EQ(Sequence(p, 3), (std::vector<uint32_t>{4, 0, 1}));
   // Weight classes each keep their own position; a new weight starts at its first node.
   p.Build(Set({1, 1, 1, 2, 2}));
@@ -321,6 +366,38 @@ TEST_P(RoundRobinTest, RebuiltPickerGoesOnWithItsTurn) {
   for (uint32_t i : seq) (i < 3 ? light : heavy).push_back(i);
   EXPECT_EQ(light, (std::vector<uint32_t>{2, 0, 1})) << ::testing::PrintToString(seq);
   EXPECT_EQ(heavy, (std::vector<uint32_t>{3, 4, 3, 4})) << ::testing::PrintToString(seq);
+}
+
+TEST_P(RoundRobinTest, SortedSetsGoOnFromTheNodeThatWasDue) {
+  RoundRobinPicker p;
+  p.Build(Ids(Range(0, 100)));
+  EXPECT_EQ(IdSequence(p, 3), (std::vector<int>{0, 1, 2}));
+  // Nodes leave before the turn's position (by position, the turn would skip 3..12) and
+  // others join at the end.
+  p.Build(Ids(Concat(Range(10, 100), Range(200, 210))));
+  EXPECT_EQ(IdSequence(p, 3), (std::vector<int>{10, 11, 12}));  // 3..9 left: the next is 10
+  // Nodes join before the position (by position, the turn would go back over 3..12, nodes
+  // just served).
+  p.Build(Ids(Concat(Range(0, 100), Range(200, 210))));
+  EXPECT_EQ(IdSequence(p, 2), (std::vector<int>{13, 14}));
+  // The node due leaves: the first one after it.
+  p.Build(Ids(Concat(Range(0, 15), Range(16, 100))));
+  EXPECT_EQ(IdSequence(p, 2), (std::vector<int>{16, 17}));
+  // Nothing after it: the turn wraps to the first node.
+  p.Build(Ids(Range(0, 18)));
+  EXPECT_EQ(IdSequence(p, 3), (std::vector<int>{0, 1, 2}));
+  // Every node is served once per turn across the changes: none twice before the others.
+  p.Build(Ids(Range(0, 50)));
+  std::vector<int> counts(50, 0);
+  for (int round = 0; round < 20; ++round) {
+    // Add and drop nodes below the position each time (ids 0..4 in and out).
+    p.Build(Ids(round % 2 ? Range(0, 50) : Range(5, 50)));
+    for (int id : IdSequence(p, 10)) ++counts[static_cast<size_t>(id)];
+  }
+  // 200 picks over nodes 5..49 (45 nodes, each in every set) and 0..4 (in every other set):
+  // by node, each of 5..49 got 4 or 5, and none of 0..4 more than 5.
+  for (int id = 5; id < 50; ++id) EXPECT_GE(counts[static_cast<size_t>(id)], 3) << id;
+  EXPECT_LE(*std::max_element(counts.begin(), counts.end()), 5);
 }
 
 TEST_P(RoundRobinTest, ChurnStillSpreadsOverTheWholeSet) {

@@ -271,24 +271,31 @@ for r in "${run_list[@]}"; do
     "${med["$r user"]}" "${med["$r sys"]}" ""
 done
 
-# ratio_line NAME A B: A's medians over B's, then the median of the rounds' own CPU ratios and
-# the user / system parts of the CPU ratio (medians).
+# ratio_line NAME A B: A's medians over B's; then, of the rounds' own CPU ratios (a round's two
+# runs are back to back), the median and the geometric mean with its 90% confidence interval
+# (geo_interval: what a target such as "<= 0.9x" is checked against, since single runs here
+# spread by more than the gaps they measure); and the user / system parts of the CPU ratio
+# (medians).
 ratio_line() {
-  local a b i ratios=()
+  local a b i ratios=() geo low high
   read -r -a a <<<"${results["$2 cpu"]}"
   read -r -a b <<<"${results["$3 cpu"]}"
   for i in "${!a[@]}"; do
     ratios+=("$(awk -v x="${a[i]}" -v y="${b[i]}" 'BEGIN {printf "%.4f", (y > 0 ? x / y : 0)}')")
   done
+  read -r geo low high < <(geo_interval "${ratios[@]}")
   awk -v name="$1" -v tr="${med["$2 rps"]}" -v nr="${med["$3 rps"]}" \
     -v tp="${med["$2 p99"]}" -v np="${med["$3 p99"]}" \
     -v tc="${med["$2 cpu"]}" -v nc="${med["$3 cpu"]}" -v rr="$(median "${ratios[@]}")" \
+    -v geo="$geo" -v low="$low" -v high="$high" \
     -v tu="${med["$2 user"]}" -v nu="${med["$3 user"]}" \
     -v ts="${med["$2 sys"]}" -v ns="${med["$3 sys"]}" 'BEGIN {
       printf "%-28s req/s %.2fx (higher is better)  p99 %.2fx  CPU/req %.2fx (lower is better)\n",
         name, (nr > 0 ? tr / nr : 0), (np > 0 ? tp / np : 0), (nc > 0 ? tc / nc : 0)
       printf "%-28s CPU/req: median of the rounds\047 ratios %.2fx; user %.2fx, system %.2fx\n",
-        "", rr, (nu > 0 ? tu / nu : 0), (ns > 0 ? ts / ns : 0) }'
+        "", rr, (nu > 0 ? tu / nu : 0), (ns > 0 ? ts / ns : 0)
+      printf "%-28s CPU/req: geometric mean of the rounds\047 ratios %.3fx, 90%% interval %s\n",
+        "", geo, (low == "-" ? "- (one round)" : low "-" high) }'
 }
 echo
 for s in "${scenarios[@]}"; do

@@ -65,6 +65,15 @@
 #        DELAY_MS=0           0: wrk flat out (the p99 is mostly queueing on a busy machine);
 #                             N > 0: paced load (bench/wrk/paced.lua: each connection waits N ms
 #                             after every answer), so the p99 shows what disturbs a request
+#        PORTS_PER_NGINX=6000 backend addresses per nginx process (each needs a listening socket
+#                             and a connection per address: ~9,000 at most under this shell's
+#                             20,000-file limit). At 6,000 the NODES + SPARE addresses sit in two
+#                             processes that both modes keep busy. At 2,500 (the default before)
+#                             a never-changed set used four and the churn's spares woke a fifth
+#                             on CPU 1 beside wrk: a load the static run never had, which read as
+#                             the gateway's churn p99 (20 rounds each, same code: 1.144x at
+#                             2,500, 1.003x at 6,000; docs/benchmarks.md). Real backends run on
+#                             other machines.
 #        TURNPIKE_BIN         gateway (default build/release/src/daemon/turnpike)
 #        FAKE_BIN             default: build/release/bench/fake_kube_churn
 #        PIN=auto             auto|1|0: the gateway on CPU 0; wrk, nginx and the fake on the
@@ -100,7 +109,7 @@ turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
 pin=${PIN:-auto}
 keep=${KEEP:-0}
-per_nginx=${PORTS_PER_NGINX:-2500}
+per_nginx=${PORTS_PER_NGINX:-6000}
 bench_name=node_churn
 
 for v in nodes slice spare interval_ms rounds delay_ms same paired history min_rounds; do
@@ -384,22 +393,9 @@ done
 # PASS when its upper end is within the target, FAIL when its lower end is above it (or on any
 # error), INCONCLUSIVE otherwise: on a noisy machine (see the steal column) more rounds narrow
 # it. The order effect (see the top) widens the interval; it never biases it.
-read -r geo_mean ci_low ci_high < <(printf '%s\n' $p99_ratios | awk '
-  {x[NR] = log($1 / 1000); s += x[NR]}
-  END {
-    n = NR; m = s / n
-    if (n < 2) {printf "%.3f - -\n", exp(m); exit}
-    for (i = 1; i <= n; i++) v += (x[i] - m) ^ 2
-    sd = sqrt(v / (n - 1))
-    # t(0.95, df) for a two-sided 90% interval
-    split("6.314 2.920 2.353 2.132 2.015 1.943 1.895 1.860 1.833 1.812 1.796 1.782 1.771 1.761 " \
-          "1.753 1.746 1.740 1.734 1.729 1.725 1.721 1.717 1.714 1.711 1.708 1.706 1.703 1.701 " \
-          "1.699 1.697", t, " ")
-    df = n - 1
-    tq = df <= 30 ? t[df] : 1.68
-    h = tq * sd / sqrt(n)
-    printf "%.3f %.3f %.3f\n", exp(m), exp(m - h), exp(m + h)
-  }')
+# shellcheck disable=SC2046,SC2086  # one ratio a word
+read -r geo_mean ci_low ci_high < <(geo_interval $(printf '%s\n' $p99_ratios |
+  awk '{printf "%.4f\n", $1 / 1000}'))
 echo "per-round p99 ratios, sorted: $(printf '%s\n' $p99_ratios | sort -g |
   awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / 1000}')"
 ((kept % 2 == 0)) || echo "note: an odd number of rounds leaves the order effect in the geometric mean"

@@ -185,11 +185,34 @@ to_ms() {  # wrk latency (e.g. 812.00us, 1.23ms, 2.01s) -> milliseconds
     else printf "nan" }'
 }
 
-# run_wrk PROXY DURATION OUTFILE: one wrk run with CPU sampling; sets the RUN_* variables.
-
+# median VALUE...: the median, with two decimals.
 median() {
   printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1}
     END {if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+
+# geo_interval RATIO...: the geometric mean of per-round ratios and its two-sided 90% confidence
+# interval (Student's t on the logs, the rounds taken as independent pairs of runs), as
+# "MEAN LOW HIGH" with three decimals; "MEAN - -" for fewer than two ratios. A round's two runs
+# run back to back in alternating order, so an order effect d gives ratios r * d and r / d:
+# it widens the interval and cancels in the mean over an even number of rounds.
+geo_interval() {
+  printf '%s\n' "$@" | awk '
+    {x[NR] = log($1); s += x[NR]}
+    END {
+      n = NR; m = s / n
+      if (n < 2) {printf "%.3f - -\n", exp(m); exit}
+      for (i = 1; i <= n; i++) v += (x[i] - m) ^ 2
+      sd = sqrt(v / (n - 1))
+      # t(0.95, df) for a two-sided 90% interval
+      split("6.314 2.920 2.353 2.132 2.015 1.943 1.895 1.860 1.833 1.812 1.796 1.782 1.771 1.761 " \
+            "1.753 1.746 1.740 1.734 1.729 1.725 1.721 1.717 1.714 1.711 1.708 1.706 1.703 1.701 " \
+            "1.699 1.697", t, " ")
+      df = n - 1
+      tq = df <= 30 ? t[df] : 1.68
+      h = tq * sd / sqrt(n)
+      printf "%.3f %.3f %.3f\n", exp(m), exp(m - h), exp(m + h)
+    }'
 }
 
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -66,6 +67,20 @@ class FakeKubeApiServerTest : public ::testing::Test {
     api_.Apply(Kind::kEndpointSlices,
                FakeKubeApiServer::EndpointSlice("default", "web-abc", "web", {{"10.0.0.1"}},
                                                 {{"http", 80}}));
+  }
+  // The events of an endpoints watch opened from the current version while `changes` runs
+  // on another thread (once the watch is open); the watch is ended after them.
+  std::vector<nlohmann::json> WatchDuring(const std::function<void()>& changes) {
+    std::thread t([&] {
+      EXPECT_TRUE(api_.WaitForOpenWatches(1, std::chrono::seconds(5)));
+      changes();
+      api_.EndWatches();
+    });
+    HttpResponse r = KubeGet(api_, "/api/v1/endpoints?watch=true&resourceVersion=" +
+                                       std::to_string(api_.resource_version()));
+    t.join();
+    EXPECT_EQ(r.status, 200);
+    return Events(r.body);
   }
   FakeKubeApiServer api_;
 };
@@ -227,21 +242,14 @@ TEST_F(FakeKubeApiServerTest, OpenWatchGoesOnAfterACompaction) {
   // A compaction forgets the history for new watches; one already open still gets the
   // changes made after it (the churn benchmark compacts while the provider watches).
   Seed();
-  std::thread t([&] {
-    ASSERT_TRUE(api_.WaitForOpenWatches(1, std::chrono::seconds(5)));
+  std::vector<nlohmann::json> events = WatchDuring([&] {
     api_.Compact();
     api_.Apply(Kind::kEndpoints,
                FakeKubeApiServer::Endpoints("default", "late", {"10.0.0.9"}, {{"http", 80}}));
     api_.Apply(Kind::kEndpoints,
                FakeKubeApiServer::Endpoints("default", "later", {"10.0.0.8"}, {{"http", 80}}));
-    api_.EndWatches();
   });
-  HttpResponse r = KubeGet(api_, "/api/v1/endpoints?watch=true&resourceVersion=" +
-                                     std::to_string(api_.resource_version()));
-  t.join();
-  ASSERT_EQ(r.status, 200);
-  std::vector<nlohmann::json> events = Events(r.body);
-  ASSERT_EQ(events.size(), 2u) << r.body;
+  ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0]["type"], "ADDED");
   EXPECT_EQ(events[0]["object"]["metadata"]["name"], "late");
   EXPECT_EQ(events[1]["object"]["metadata"]["name"], "later");
@@ -251,22 +259,15 @@ TEST_F(FakeKubeApiServerTest, CompactionRightAfterAChangeKeepsItForOpenWatches) 
   // A change applied just before a compaction reaches the open watch although the watch had
   // not sent it yet (fake_kube_churn applies its 100th change and compacts at once).
   Seed();
-  std::thread t([&] {
-    ASSERT_TRUE(api_.WaitForOpenWatches(1, std::chrono::seconds(5)));
+  std::vector<nlohmann::json> events = WatchDuring([&] {
     for (int i = 0; i < 20; ++i) {
       api_.Apply(Kind::kEndpoints,
                  FakeKubeApiServer::Endpoints("default", "step", {"10.0.1." + std::to_string(i)},
                                               {{"http", 80}}));
       api_.Compact();
     }
-    api_.EndWatches();
   });
-  HttpResponse r = KubeGet(api_, "/api/v1/endpoints?watch=true&resourceVersion=" +
-                                     std::to_string(api_.resource_version()));
-  t.join();
-  ASSERT_EQ(r.status, 200);
-  std::vector<nlohmann::json> events = Events(r.body);
-  ASSERT_EQ(events.size(), 20u) << r.body;
+  ASSERT_EQ(events.size(), 20u);
   for (int i = 0; i < 20; ++i) {
     EXPECT_EQ(events[static_cast<size_t>(i)]["object"]["subsets"][0]["addresses"][0]["ip"],
               "10.0.1." + std::to_string(i));

@@ -81,7 +81,7 @@ void RoundRobinPicker::Rebuild(const NodeSet* previous) {
 bool RoundRobinPicker::WholeSetInTurn(size_t nodes) const {
   // One class of every node: its order is index order (a uniform build, or one group whose
   // nodes share a weight, put in index order and not sorted again).
-  return classes_.size() == 1 && classes_[0].begin == 0 && classes_[0].end == nodes;
+  return classes_.size() == 1 && classes_[0].end == nodes;  // the first class begins at 0
 }
 
 void RoundRobinPicker::GoOn(const Node* due) {

@@ -497,12 +497,10 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
     covered = from;
   }
   ++watches_;
-  ++open_watches_;
-  const int watch_id = watches_;
-  open_covered_[watch_id] = covered;
+  const auto mine = open_covered_.emplace(watches_, covered).first;  // this watch, while open
   uint64_t expire = expire_gen_, end = end_gen_, bookmark = bookmark_gen_;
-  // `next` indexes history_, which a Compact() empties: the stream then goes on after the last
-  // version it covered (an API server's compaction never cuts an open watch short).
+  // `next` indexes history_, from which a Compact() drops what every open watch has sent: the
+  // stream then finds its place again after the last version it covered.
   uint64_t compactions = compactions_;
   lock.unlock();
   bool ok = SendAll(fd,
@@ -526,7 +524,7 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
         out.push_back(nlohmann::json{{"type", e.type}, {"object", e.object}}.dump() + "\n");
       }
     }
-    open_covered_[watch_id] = covered;
+    mine->second = covered;
     bool send_bookmark = false;
     auto now = std::chrono::steady_clock::now();
     if (bookmark != bookmark_gen_) {
@@ -569,8 +567,7 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
     }
     cv_.wait_for(lock, std::chrono::milliseconds(20));
   }
-  open_covered_.erase(watch_id);
-  --open_watches_;
+  open_covered_.erase(mine);
   lock.unlock();
   if (clean_end) return SendAll(fd, "0\r\n\r\n");
   return false;
@@ -669,7 +666,7 @@ int FakeKubeApiServer::watches() const {
 
 int FakeKubeApiServer::open_watches() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return open_watches_;
+  return static_cast<int>(open_covered_.size());
 }
 
 bool FakeKubeApiServer::WaitForOpenWatches(int n, std::chrono::milliseconds timeout) const {

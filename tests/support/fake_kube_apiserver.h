@@ -152,14 +152,14 @@ class FakeKubeApiServer {
   uint64_t compactions_ = 0;
   std::map<std::pair<Kind, std::string>, nlohmann::json> objects_;  // (kind, ns/name)
   std::vector<Event> history_;
-  // Open watch -> the last version it has sent (or skipped): Compact() keeps the events after
-  // the lowest, so that no open watch loses one.
+  // Open watch (by its number among watches_) -> the last version it has sent (or skipped):
+  // Compact() keeps the events after the lowest, so that no open watch loses one.
   std::map<int, int64_t> open_covered_;
   uint64_t expire_gen_ = 0, end_gen_ = 0, bookmark_gen_ = 0;
   std::string token_;
   int fail_status_ = 0;
   std::vector<Seen> seen_;
-  int lists_ = 0, watches_ = 0, open_watches_ = 0;
+  int lists_ = 0, watches_ = 0;
 };
 
 }  // namespace turnpike::testing

@@ -6,6 +6,13 @@
 //
 // BM_PublishChanged/N: N IPv4 nodes, each answer swapping 1/40 of them (one EndpointSlice of
 // 250 at 10k) for others, in turn. BM_PublishSame/N: the same list again (dropped as equal).
+//
+// Before the Directory, the kubernetes provider parses each watch event and frees it:
+// BM_SliceEventCourteous/N parses and frees an EndpointSlice event of N endpoints (with the
+// fields a real cluster sends: targetRef, nodeName, zone) through discovery/courteous_json.h,
+// with courtesy on as on the control thread (a point per JSON token, a yield when 100 us have
+// passed: with nothing else runnable the yield returns at once); BM_SliceEventNlohmann is the
+// plain nlohmann::json::parse and destructor it replaces (one uninterrupted call each).
 #include <benchmark/benchmark.h>
 #include <uv.h>
 
@@ -13,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "base/courtesy.h"
+#include "discovery/courteous_json.h"
 #include "discovery/directory.h"
 
 namespace turnpike::discovery {
@@ -80,6 +89,51 @@ void Publish(benchmark::State& state, bool change) {
   }
   uv_loop_close(&loop);
 }
+
+std::string SliceEvent(int endpoints) {
+  std::string s = R"({"type":"MODIFIED","object":{"kind":"EndpointSlice","apiVersion":)"
+                  R"("discovery.k8s.io/v1","addressType":"IPv4","metadata":{"name":"churn-x7k2p",)"
+                  R"("namespace":"default","resourceVersion":"48213","labels":)"
+                  R"({"kubernetes.io/service-name":"churn"}},"ports":[{"name":"http",)"
+                  R"("port":18080,"protocol":"TCP"}],"endpoints":[)";
+  for (int i = 0; i < endpoints; ++i) {
+    if (i > 0) s += ',';
+    s += R"({"addresses":[")" + Ip(i) +
+         R"("],"conditions":{"ready":true,"serving":true,)"
+         R"("terminating":false},"nodeName":"node-)" +
+         std::to_string(i % 7) + R"(","targetRef":{"kind":"Pod","name":"churn-5d8f-)" +
+         std::to_string(i) + R"(","namespace":"default","uid":"0b6c2a5e-1f6d-4c9e-9a51-)" +
+         std::to_string(100000 + i) + R"("},"zone":"zone-a"})";
+  }
+  return s + "]}}";
+}
+
+void BM_SliceEventCourteous(benchmark::State& state) {
+  const std::string text = SliceEvent(static_cast<int>(state.range(0)));
+  base::SetCourtesy(true);
+  uint64_t yields = base::CourtesyYields();
+  for (auto _ : state) {
+    nlohmann::json doc = ParseJsonCourteously(text);
+    benchmark::DoNotOptimize(doc);
+    FreeJsonCourteously(doc);
+  }
+  state.counters["yields"] = benchmark::Counter(
+      static_cast<double>(base::CourtesyYields() - yields), benchmark::Counter::kAvgIterations);
+  base::SetCourtesy(false);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+
+void BM_SliceEventNlohmann(benchmark::State& state) {
+  const std::string text = SliceEvent(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    benchmark::DoNotOptimize(doc);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+
+BENCHMARK(BM_SliceEventCourteous)->Arg(250)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SliceEventNlohmann)->Arg(250)->Unit(benchmark::kMicrosecond);
 
 void BM_PublishChanged(benchmark::State& state) { Publish(state, true); }
 void BM_PublishSame(benchmark::State& state) { Publish(state, false); }

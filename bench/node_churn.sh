@@ -81,6 +81,9 @@
 #        CONTROL_CPUS=        a CPU list: moves the gateway's control thread there after start
 #                             (taskset -p), the worker staying on CPU 0 (is a p99 gap the
 #                             control thread's work taking the worker's CPU?)
+#        CONTROL_SCHED=       idle: puts the gateway's control thread in SCHED_IDLE after start
+#                             (chrt -i), in both modes (an experiment: what is left of the gap
+#                             when the control thread never keeps a woken worker waiting?)
 #        KEEP=0               1 = keep the work directory
 set -euo pipefail
 
@@ -216,6 +219,11 @@ EOF
   if [[ -n ${CONTROL_CPUS:-} ]]; then
     taskset -p -c "$CONTROL_CPUS" "$gw_pid" >/dev/null  # the main thread only
   fi
+  case ${CONTROL_SCHED:-} in
+    '') ;;
+    idle) chrt -i -p 0 "$gw_pid" >/dev/null ;;  # the main thread only
+    *) echo "$bench_name: CONTROL_SCHED must be idle or empty" >&2; exit 2 ;;
+  esac
   gw_log=$dir/turnpike.log
   gw_url=http://127.0.0.1:$TURNPIKE_PORT/hello
   ((delay_ms > 0)) && gw_url=http://127.0.0.1:$TURNPIKE_PORT
@@ -290,7 +298,7 @@ run_wrk() {
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
   "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
-  "pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}"
+  "pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
 # Each measured figure: the array of its kept values per mode (space-separated) and the
 # run_wrk variable it comes from. A round's figures wait in this_round ("figure mode") until
 # the round is kept or discarded.

@@ -53,10 +53,15 @@ void Check();
 int64_t NowNs();
 }  // namespace courtesy_internal
 
-// Cheap: a clock read every 64 calls, a yield at most every kCourtesyIntervalNs.
-inline void CourtesyPoint() {
+// Cheap: a clock read every 64 units of work, a yield at most every kCourtesyIntervalNs.
+// `work` is how many units the caller did since its last point: 1 for a loop over small
+// items (a node, a JSON token), the item count for a step that took many at once (a run of
+// 250 nodes copied in one insert), so coarse loops still reach the clock.
+inline void CourtesyPoint(uint32_t work = 1) {
   if (!courtesy_internal::enabled) return;
-  if ((++courtesy_internal::calls & 63) != 0) return;
+  const uint32_t before = courtesy_internal::calls;
+  courtesy_internal::calls = before + work;
+  if ((before >> 6) == (courtesy_internal::calls >> 6)) return;
   courtesy_internal::Check();
 }
 

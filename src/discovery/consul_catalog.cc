@@ -4,16 +4,16 @@
 #include <set>
 #include <utility>
 
+#include "base/courtesy.h"
 #include "base/strings.h"
+#include "discovery/courteous_json.h"
 
 namespace turnpike::discovery {
 namespace {
 
 using nlohmann::json;
 
-json Parse(std::string_view text) {
-  return json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-}
+json Parse(std::string_view text) { return ParseJsonCourteously(text); }
 
 // An integer port as Lua's tonumber() would read Consul's value: a number or a numeric
 // string; -1 for anything else (or a fraction).
@@ -55,6 +55,7 @@ std::optional<uint64_t> ParseConsulIndex(std::string_view header) {
 bool ParseCatalogServices(std::string_view body, std::vector<std::string>* names) {
   names->clear();
   json doc = Parse(body);
+  JsonFreeGuard free_doc(doc);
   if (!doc.is_object()) return false;
   for (const auto& [name, tags] : doc.items()) names->push_back(name);
   return true;
@@ -82,9 +83,11 @@ void SortConsulNodes(ConsulSort sort, DiscoveredNodes* nodes) {
 bool ParseHealthService(std::string_view body, int weight, ConsulSort sort, DiscoveredNodes* out) {
   out->clear();
   json doc = Parse(body);
+  JsonFreeGuard free_doc(doc);
   if (!doc.is_array()) return false;
   std::set<std::pair<std::string, int>> seen;
   for (const json& entry : doc) {
+    base::CourtesyPoint();
     if (!entry.is_object()) continue;
     auto service = entry.find("Service");
     if (service == entry.end() || !service->is_object()) continue;

@@ -11,6 +11,7 @@
 
 #include "base/strings.h"
 #include "discovery/ares_resolver.h"
+#include "discovery/courteous_json.h"
 
 namespace turnpike::discovery {
 namespace {
@@ -263,7 +264,8 @@ void KubeInformer::OnListDone(http_client::Result r) {
     Fail(Step::kRetryList, "list: HTTP " + std::to_string(resp.status) + " " + Snippet(resp.body));
     return;
   }
-  nlohmann::json doc = nlohmann::json::parse(resp.body, nullptr, false);
+  nlohmann::json doc = ParseJsonCourteously(resp.body);
+  JsonFreeGuard free_doc(doc);  // the items are moved out below; the rest goes here
   if (doc.is_discarded() || !doc.is_object() || JsonString(doc, "kind") != list_kind_) {
     Fail(Step::kRetryList,
          "list: unexpected body, not a " + list_kind_ + ": " + Snippet(resp.body));
@@ -357,7 +359,8 @@ void KubeInformer::OnWatchBody(std::string_view piece) {
 }
 
 bool KubeInformer::HandleEvent(std::string_view line) {
-  nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
+  nlohmann::json ev = ParseJsonCourteously(line);
+  JsonFreeGuard free_ev(ev);
   std::string type = ev.is_discarded() ? "" : JsonString(ev, "type");
   auto obj = ev.is_object() ? ev.find("object") : ev.end();
   if (type.empty() || obj == ev.end() || !obj->is_object()) {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "base/courtesy.h"
+#include "discovery/courteous_json.h"
 #include "expr/regex.h"
 
 namespace turnpike::discovery {
@@ -86,12 +88,14 @@ void MergeRuns(std::vector<Run> runs, DiscoveredNodes* out) {
     Run& r = runs.back();
     if (runs.size() == 1) {
       out->insert(out->end(), r.begin, r.end);
+      base::CourtesyPoint(static_cast<uint32_t>(r.end - r.begin));
       break;
     }
     // Up to the next head: nodes below it, and equal ones too (they come first either way).
     const DiscoveredNode& next = *runs[runs.size() - 2].begin;
     const DiscoveredNode* stop = std::upper_bound(r.begin, r.end, next, NodeLess);
     out->insert(out->end(), r.begin, stop);
+    base::CourtesyPoint(static_cast<uint32_t>(stop - r.begin));  // 10k nodes a change
     r.begin = stop;
     if (r.begin == r.end) {
       runs.pop_back();
@@ -136,6 +140,7 @@ bool ReadEndpoints(const nlohmann::json& object, int weight, std::string* ns, st
       DiscoveredNodes& list = (*nodes)[PortKey(port)];
       int number = PortNumber(port);
       for (const nlohmann::json& address : *addresses) {
+        base::CourtesyPoint();
         list.push_back(DiscoveredNode{StringMember(address, "ip"), number, weight, 0});
       }
     }
@@ -157,6 +162,7 @@ bool ReadEndpointSlice(const nlohmann::json& object, int weight, std::string* ns
     return true;
   }
   for (const nlohmann::json& ep : *endpoints) {
+    base::CourtesyPoint();
     const nlohmann::json* addresses = Member(ep, "addresses");
     const nlohmann::json* conditions = Member(ep, "conditions");
     const nlohmann::json* ready = conditions != nullptr ? Member(*conditions, "ready") : nullptr;
@@ -391,7 +397,10 @@ void KubernetesProvider::OnList(Cluster* c, std::vector<nlohmann::json> items) {
   if (stopped_) return;
   c->store.clear();
   std::string key;
-  for (const nlohmann::json& item : items) Apply(c, item, false, &key);
+  for (nlohmann::json& item : items) {
+    Apply(c, item, false, &key);
+    FreeJsonCourteously(item);  // a list can be every slice of the cluster
+  }
   for (const auto& [k, refs] : c->watchers) {
     for (const ServiceRef& ref : refs) {
       auto it = watched_.find(ref);

@@ -6,6 +6,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/courtesy.h"
+#include "discovery/courteous_json.h"
+
 namespace turnpike::discovery {
 namespace {
 
@@ -180,7 +183,8 @@ std::optional<std::string_view> FindTopLevelMember(std::string_view s, std::stri
 bool ParseNacosInstances(std::string_view body, int default_weight, DiscoveredNodes* out,
                          std::string* error) {
   out->clear();
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = ParseJsonCourteously(body);
+  JsonFreeGuard free_j(j);
   if (!j.is_object()) {
     *error = j.is_discarded() ? "the answer is not JSON" : "the answer is not a JSON object";
     return false;
@@ -189,6 +193,7 @@ bool ParseNacosInstances(std::string_view body, int default_weight, DiscoveredNo
   if (hosts == j.end() || !hosts->is_array()) return true;  // no instances (APISIX: {})
   out->reserve(hosts->size());
   for (const nlohmann::json& h : *hosts) {
+    base::CourtesyPoint();
     if (!h.is_object()) {
       *error = "an entry of hosts is not an object";
       out->clear();

@@ -29,6 +29,22 @@ TEST(CourtesyTest, OffByDefaultAndPerThread) {
   }).join();
 }
 
+TEST(CourtesyTest, AStepOfManyUnitsReachesTheClock) {
+  std::thread([] {
+    SetCourtesy(true);
+    uint64_t before = CourtesyYields();
+    for (int i = 0; i < 3; ++i) {
+      auto end =
+          std::chrono::steady_clock::now() + std::chrono::nanoseconds(2 * kCourtesyIntervalNs);
+      while (std::chrono::steady_clock::now() < end) {
+      }
+      CourtesyPoint(250);  // one step worth 250 units: the clock is read, and a yield is due
+    }
+    EXPECT_EQ(CourtesyYields() - before, 3u);
+    SetCourtesy(false);
+  }).join();
+}
+
 TEST(CourtesyTest, YieldsAtMostOncePerInterval) {
   std::thread([] {
     SetCourtesy(true);

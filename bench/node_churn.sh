@@ -11,25 +11,24 @@
 #            |          block (SLICE nodes leave the set, SLICE others join: a new set of NODES
 #            |          nodes published every INTERVAL_MS)
 #
-# Every address (NODES + SPARE loopback addresses 127.66.x.y, one port, nginx processes of
-# PORTS_PER_NGINX listening sockets each) is a live backend answering `hello world`, so any
-# failed request is the gateway's failure. In one run, per round, a fresh fake and gateway per
-# mode (the order alternates between rounds): an unmeasured WARMUP run (opens the keep-alive
-# connections), then DURATION of wrk. Per run: req/s, p50, p99, errors (non-2xx + socket
-# errors), changes made by the fake and node sets the gateway stored (its debug log line per
-# stored set), the gateway's new upstream connections (the machine's TCP connects less wrk's),
-# the CPU share of the control thread (the main thread: the watch, the parse, the
-# Directory), of the worker (the busiest other thread) and of the fake (beside wrk), and the
-# host's steal (a VM's CPUs waiting for the host: stalls that land in the p99 whatever the
-# mode). At the end, medians over the rounds and the churn/static p99 ratio: of the medians,
-# the median of each round's ratio, and the geometric mean of each round's ratio with its 90%
-# confidence interval, which decides (PASS / FAIL / INCONCLUSIVE, at the end). The modes'
-# order alternates between rounds, and the second run of a round can be slower or faster than
-# the first whatever its mode (runs of one process differ by up to ±20% in req/s and p99 here
-# with no churn at all), so with an even number of rounds the per-round ratios are
-# r * d and r / d for an order effect d: their geometric mean is r whatever d; their median
-# falls at the edge of one group or the other.
-# Target: 0 errors and p99(churn) <= 1.10 x p99(static) (the interval's upper end).
+# Every address (NODES + SPARE loopback addresses 127.66.x.y, one port, served by one nginx
+# listening on that port of every address; see BACKENDS) is a live backend answering `hello world`,
+# so any failed request is the gateway's failure. In one run, per round, a fresh fake and gateway
+# per mode (the order alternates between rounds): an unmeasured WARMUP run (opens the keep-alive
+# connections), then DURATION of wrk. Per run: req/s, p50, p99, errors (non-2xx + socket errors),
+# changes made by the fake and node sets the gateway stored (its debug log line per stored set), the
+# gateway's new upstream connections (the machine's TCP connects less wrk's), the CPU share of the
+# control thread (the main thread: the watch, the parse, the Directory), of the worker (the busiest
+# other thread) and of the fake (beside wrk), and the host's steal (a VM's CPUs waiting for the
+# host: stalls that land in the p99 whatever the mode). At the end, medians over the rounds and the
+# churn/static p99 ratio: of the medians, the median of each round's ratio, and the geometric mean
+# of each round's ratio with its 90% confidence interval, which decides (PASS / FAIL / INCONCLUSIVE,
+# at the end). The modes' order alternates between rounds, and the second run of a round can be
+# slower or faster than the first whatever its mode (runs of one process differ by up to ±20% in
+# req/s and p99 here with no churn at all), so with an even number of rounds the per-round ratios
+# are r * d and r / d for an order effect d: their geometric mean is r whatever d; their median
+# falls at the edge of one group or the other. Target: 0 errors and p99(churn) <= 1.10 x p99(static)
+# (the interval's upper end).
 #
 # Usage: bench/node_churn.sh
 # Env:   NODES=10000 SLICE=250 SPARE=2000   set size, endpoints per slice, spare addresses
@@ -65,15 +64,23 @@
 #        DELAY_MS=0           0: wrk flat out (the p99 is mostly queueing on a busy machine);
 #                             N > 0: paced load (bench/wrk/paced.lua: each connection waits N ms
 #                             after every answer), so the p99 shows what disturbs a request
-#        PORTS_PER_NGINX=6000 backend addresses per nginx process (each needs a listening socket
-#                             and a connection per address: ~9,000 at most under this shell's
-#                             20,000-file limit). At 6,000 the NODES + SPARE addresses sit in two
-#                             processes that both modes keep busy. At 2,500 (the default before)
-#                             a never-changed set used four and the churn's spares woke a fifth
-#                             on CPU 1 beside wrk: a load the static run never had, which read as
-#                             the gateway's churn p99 (20 rounds each, same code: 1.144x at
+#        PORTS_PER_NGINX=6000 with BACKENDS=per-address, addresses per nginx process (each needs a
+#                             listening socket and a connection per address: ~9,000 at most under
+#                             this shell's 20,000-file limit). At 6,000 the NODES + SPARE addresses
+#                             sit in two processes that both modes keep busy. At 2,500 (the default
+#                             before) a never-changed set used four and the churn's spares woke a
+#                             fifth on CPU 1 beside wrk: a load the static run never had, which read
+#                             as the gateway's churn p99 (20 rounds each, same code: 1.144x at
 #                             2,500, 1.003x at 6,000; docs/benchmarks.md). Real backends run on
 #                             other machines.
+#        BACKENDS=wildcard    wildcard: one nginx process with one listening socket on the port
+#                             of every local address (*:port): every request, whichever node it
+#                             went to, is served by the same backend process, so what node a
+#                             set's order walks to next changes no process's load on CPU 1, and
+#                             the p99 is the gateway's, not the backends' (static p99 ~2.4 ms,
+#                             against ~5-7 ms with per-address processes; docs/benchmarks.md);
+#                             per-address: nginx processes of PORTS_PER_NGINX listening sockets
+#                             each (the default before), for PORTS_PER_NGINX below
 #        TURNPIKE_BIN         gateway (default build/release/src/daemon/turnpike)
 #        FAKE_BIN             default: build/release/bench/fake_kube_churn
 #        PIN=auto             auto|1|0: the gateway on CPU 0; wrk, nginx and the fake on the
@@ -113,6 +120,9 @@ fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/
 pin=${PIN:-auto}
 keep=${KEEP:-0}
 per_nginx=${PORTS_PER_NGINX:-6000}
+backends=${BACKENDS:-wildcard}
+[[ $backends == per-address || $backends == wildcard ]] ||
+  { echo "$bench_name: BACKENDS must be per-address or wildcard" >&2; exit 2; }
 bench_name=node_churn
 
 for v in nodes slice spare interval_ms rounds delay_ms same paired history min_rounds; do
@@ -181,7 +191,11 @@ EOF
 [[ -n $node_port ]] || { echo "$bench_name: no port free on every address" >&2; exit 1; }
 mapfile -t ips <"$work/ips"
 
-start_hello_backends "$per_nginx" "${ips[@]/%/:$node_port}"
+if [[ $backends == wildcard ]]; then
+  start_wildcard_backend "$node_port" "${ips[@]/%/:$node_port}"
+else
+  start_hello_backends "$per_nginx" "${ips[@]/%/:$node_port}"
+fi
 
 # One fake API server and one gateway per run ----------------------------------------------------
 # start_run MODE ROUND: the fake (changing every INTERVAL_MS for churn) and a fresh Turnpike.
@@ -298,7 +312,7 @@ run_wrk() {
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
   "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
-  "pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
+  "backends: $backends, pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
 # Each measured figure: the array of its kept values per mode (space-separated) and the
 # run_wrk variable it comes from. A round's figures wait in this_round ("figure mode") until
 # the round is kept or discarded.

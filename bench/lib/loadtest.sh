@@ -250,6 +250,34 @@ start_hello_backends() {
   done
 }
 
+# start_wildcard_backend PORT ADDR...: one nginx process answering `hello world` on PORT of every
+# local address (one wildcard listening socket: each connection costs it one file, whatever
+# the address), on the load CPUs; ready when every ADDR (ip:port) answers.
+start_wildcard_backend() {
+  local port=$1 dir=$work/wildcard a
+  shift
+  mkdir -p "$dir/tmp"
+  {
+    nginx_common "$dir"
+    echo "worker_rlimit_nofile 20000;"
+    echo "http {"
+    echo "    access_log off;"
+    nginx_temp_paths "$dir"
+    echo "    keepalive_requests 1000000;"
+    echo "    keepalive_timeout 300s;"
+    echo "    server {"
+    echo "        listen $port backlog=4096;"
+    # shellcheck disable=SC2028  # nginx reads the \n itself
+    echo "        location / { default_type text/plain; return 200 \"hello world\n\"; }"
+    echo "    }"
+    echo "}"
+  } >"$dir/nginx.conf"
+  start_nginx wildcard "${load_cpus[@]}"
+  for a in "$1" "${@: -1}"; do
+    wait_ready "nginx wildcard" "$REPLY" "http://$a/hello" "$dir/error.log"
+  done
+}
+
 # Upstream: nginx answering `hello world` on every path ------------------------------------------
 # start_upstream_nginx: one nginx worker on the load CPUs; sets up_port.
 start_upstream_nginx() {

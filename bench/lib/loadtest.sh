@@ -216,47 +216,12 @@ geo_interval() {
 }
 
 
-# start_hello_backends PER_NGINX ADDR...: nginx processes answering `hello world` on every
-# listen address ADDR (ip:port), PER_NGINX addresses each, on the load CPUs (load_cpus); each
-# is ready before the next starts (many-node upstreams: discovery_nodes.sh, node_churn.sh).
-start_hello_backends() {
-  local per=$1 first i name dir last
+# hello_nginx_conf DIR LISTEN...: an nginx.conf answering `hello world` on every path of each
+# `listen` value (ip:port, or a port for every local address), for many-node upstreams: up to
+# 20,000 files, connections kept 300 s.
+hello_nginx_conf() {
+  local dir=$1 l
   shift
-  local addrs=("$@")
-  for ((first = 0; first < ${#addrs[@]}; first += per)); do
-    name=nodes$first
-    dir=$work/$name
-    mkdir -p "$dir/tmp"
-    {
-      nginx_common "$dir"
-      echo "worker_rlimit_nofile 20000;"
-      echo "http {"
-      echo "    access_log off;"
-      nginx_temp_paths "$dir"
-      echo "    keepalive_requests 1000000;"
-      echo "    keepalive_timeout 300s;"
-      echo "    server {"
-      for ((i = first; i < first + per && i < ${#addrs[@]}; i++)); do
-        echo "        listen ${addrs[i]};"
-      done
-      # shellcheck disable=SC2028  # nginx reads the \n itself
-      echo "        location / { default_type text/plain; return 200 \"hello world\n\"; }"
-      echo "    }"
-      echo "}"
-    } >"$dir/nginx.conf"
-    start_nginx "$name" "${load_cpus[@]}"
-    last=$((first + per < ${#addrs[@]} ? first + per - 1 : ${#addrs[@]} - 1))
-    wait_ready "nginx $name" "$REPLY" "http://${addrs[last]}/hello" "$dir/error.log"
-  done
-}
-
-# start_wildcard_backend PORT ADDR...: one nginx process answering `hello world` on PORT of every
-# local address (one wildcard listening socket: each connection costs it one file, whatever
-# the address), on the load CPUs; ready when every ADDR (ip:port) answers.
-start_wildcard_backend() {
-  local port=$1 dir=$work/wildcard a
-  shift
-  mkdir -p "$dir/tmp"
   {
     nginx_common "$dir"
     echo "worker_rlimit_nofile 20000;"
@@ -266,12 +231,40 @@ start_wildcard_backend() {
     echo "    keepalive_requests 1000000;"
     echo "    keepalive_timeout 300s;"
     echo "    server {"
-    echo "        listen $port backlog=4096;"
+    for l in "$@"; do echo "        listen $l;"; done
     # shellcheck disable=SC2028  # nginx reads the \n itself
     echo "        location / { default_type text/plain; return 200 \"hello world\n\"; }"
     echo "    }"
     echo "}"
   } >"$dir/nginx.conf"
+}
+
+# start_hello_backends PER_NGINX ADDR...: nginx processes answering `hello world` on every
+# listen address ADDR (ip:port), PER_NGINX addresses each, on the load CPUs (load_cpus); each
+# is ready before the next starts (many-node upstreams: discovery_nodes.sh, node_churn.sh).
+start_hello_backends() {
+  local per=$1 first name dir last
+  shift
+  local addrs=("$@")
+  for ((first = 0; first < ${#addrs[@]}; first += per)); do
+    name=nodes$first
+    dir=$work/$name
+    mkdir -p "$dir/tmp"
+    hello_nginx_conf "$dir" "${addrs[@]:first:per}"
+    start_nginx "$name" "${load_cpus[@]}"
+    last=$((first + per < ${#addrs[@]} ? first + per - 1 : ${#addrs[@]} - 1))
+    wait_ready "nginx $name" "$REPLY" "http://${addrs[last]}/hello" "$dir/error.log"
+  done
+}
+
+# start_wildcard_backend PORT ADDR...: one nginx process answering `hello world` on PORT of every
+# local address (one wildcard listening socket: each connection costs it one file, whatever
+# the address), on the load CPUs; ready when the first and the last ADDR (ip:port) answer.
+start_wildcard_backend() {
+  local port=$1 dir=$work/wildcard a
+  shift
+  mkdir -p "$dir/tmp"
+  hello_nginx_conf "$dir" "$port backlog=4096"
   start_nginx wildcard "${load_cpus[@]}"
   for a in "$1" "${@: -1}"; do
     wait_ready "nginx wildcard" "$REPLY" "http://$a/hello" "$dir/error.log"

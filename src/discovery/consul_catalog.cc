@@ -13,8 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-json Parse(std::string_view text) { return ParseJsonCourteously(text); }
-
 // An integer port as Lua's tonumber() would read Consul's value: a number or a numeric
 // string; -1 for anything else (or a fraction).
 int PortOf(const json& v) {
@@ -54,7 +52,7 @@ std::optional<uint64_t> ParseConsulIndex(std::string_view header) {
 
 bool ParseCatalogServices(std::string_view body, std::vector<std::string>* names) {
   names->clear();
-  json doc = Parse(body);
+  json doc = ParseJsonCourteously(body);
   JsonFreeGuard free_doc(doc);
   if (!doc.is_object()) return false;
   for (const auto& [name, tags] : doc.items()) names->push_back(name);
@@ -82,7 +80,7 @@ void SortConsulNodes(ConsulSort sort, DiscoveredNodes* nodes) {
 
 bool ParseHealthService(std::string_view body, int weight, ConsulSort sort, DiscoveredNodes* out) {
   out->clear();
-  json doc = Parse(body);
+  json doc = ParseJsonCourteously(body);
   JsonFreeGuard free_doc(doc);
   if (!doc.is_array()) return false;
   std::set<std::pair<std::string, int>> seen;
@@ -128,7 +126,7 @@ std::string EncodeConsulDump(const ConsulServices& services, int64_t now, int64_
 StatusOr<ConsulServices> DecodeConsulDump(std::string_view text, int64_t now, int64_t expire) {
   std::string_view trimmed = base::TrimWhitespace(text);
   if (trimmed.empty()) return Status::Error("dump file is empty");
-  json entity = Parse(trimmed);
+  json entity = ParseJsonCourteously(trimmed);
   if (entity.is_discarded()) return Status::Error("dump file is not JSON");
   if (!entity.is_object() || !entity.contains("services") || !entity.contains("last_update")) {
     return Status::Error("dump file misses \"services\" or \"last_update\"");

@@ -126,6 +126,7 @@ class FakeKubeApiServer {
     Kind kind;
     std::string type;
     nlohmann::json object;
+    std::string line;  // the watch event's text, written once for every watch that sends it
   };
   struct Request;
   void AcceptLoop();

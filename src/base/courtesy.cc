@@ -6,7 +6,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <thread>
 
 namespace turnpike::base {
 namespace courtesy_internal {
@@ -23,8 +25,20 @@ int64_t NowNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+thread_local int idle_depth = 0;         // IdleScopes open on this thread
+thread_local bool idle_now = false;      // the thread is at SCHED_IDLE (an outermost scope acted)
+thread_local int64_t idle_deadline = 0;  // when the scope's budget ends
+thread_local uint64_t idle_spent = 0;
+
+void LeaveIdle();  // below
+
 void Check() {
   int64_t now = NowNs();
+  if (idle_now) {
+    if (now < idle_deadline) return;  // idle priority: every woken fair task preempts us
+    LeaveIdle();                      // starved for the budget: our own policy again
+    ++idle_spent;
+  }
   if (now - last_ns < kCourtesyIntervalNs) return;
   if (now >= deadline_ns) {  // the budget is spent: run on without yielding
     enabled = false;
@@ -95,6 +109,89 @@ bool SetBackgroundPriority(int nice) {
   if (errno != 0) return false;
   return current >= nice || setpriority(PRIO_PROCESS, tid, nice) == 0;
 }
+
+namespace {
+
+// The fair-class attributes a scope leaves and comes back to.
+thread_local SchedAttr saved_attr;
+std::atomic<int> idle_scopes{0};  // 0: not probed, 1: available, -1: not available
+
+bool SetIdle() {
+  SchedAttr attr = saved_attr;
+  attr.size = sizeof(attr);
+  attr.sched_policy = SCHED_IDLE;
+  attr.sched_flags = 0;
+  return syscall(SYS_sched_setattr, 0, &attr, 0U) == 0;
+}
+
+bool RestoreAttr() {
+  SchedAttr attr = saved_attr;
+  attr.size = sizeof(attr);
+  attr.sched_flags = 0;
+  return syscall(SYS_sched_setattr, 0, &attr, 0U) == 0;
+}
+
+}  // namespace
+
+// On a thread of its own, as the threads that will use scopes run: the background nice and
+// slice, then SCHED_IDLE, then back.
+bool CanLeaveIdlePriority(int nice) {
+  bool ok = false;
+  std::thread probe([&ok, nice] {
+    SetBackgroundPriority(nice);
+    if (!GetSchedAttr(&saved_attr) || saved_attr.sched_policy != SCHED_OTHER) return;
+    if (!SetIdle()) return;
+    ok = RestoreAttr() && ThreadSchedPolicy() == SCHED_OTHER;
+  });
+  probe.join();
+  return ok;
+}
+
+namespace courtesy_internal {
+void LeaveIdle() {
+  RestoreAttr();  // probed: it cannot fail for want of privileges
+  idle_now = false;
+}
+}  // namespace courtesy_internal
+
+bool EnableIdleScopes(int nice) {
+  int state = idle_scopes.load(std::memory_order_acquire);
+  if (state == 0) {
+    state = CanLeaveIdlePriority(nice) ? 1 : -1;
+    idle_scopes.store(state, std::memory_order_release);
+  }
+  return state == 1;
+}
+
+bool IdleScopesEnabled() { return idle_scopes.load(std::memory_order_acquire) == 1; }
+
+IdleScope::IdleScope() {
+  namespace ci = courtesy_internal;
+  if (ci::idle_depth++ != 0 || !ci::enabled || !IdleScopesEnabled()) return;
+  if (!GetSchedAttr(&saved_attr) || saved_attr.sched_policy != SCHED_OTHER) return;
+  if (!SetIdle()) return;
+  ci::idle_now = true;
+  ci::idle_deadline = ci::NowNs() + kIdleBudgetNs;
+  acted_ = true;
+}
+
+IdleScope::~IdleScope() {
+  namespace ci = courtesy_internal;
+  --ci::idle_depth;
+  if (acted_ && ci::idle_now) ci::LeaveIdle();
+}
+
+int ThreadSchedPolicy() {
+  SchedAttr attr;
+  return GetSchedAttr(&attr) ? static_cast<int>(attr.sched_policy) : -1;
+}
+
+int ThreadNice() {
+  SchedAttr attr;
+  return GetSchedAttr(&attr) ? attr.sched_nice : 0;
+}
+
+uint64_t IdleBudgetsSpent() { return courtesy_internal::idle_spent; }
 
 int64_t ThreadTimeSliceNs() {
   SchedAttr attr;

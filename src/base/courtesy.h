@@ -46,6 +46,45 @@ bool SetBackgroundPriority(int nice);
 // 0 where the kernel has no per-task slice), for tests and debugging.
 int64_t ThreadTimeSliceNs();
 
+// Idle priority for a stretch of background work. Yielding every 100 us still leaves the
+// background thread its fair share of a CPU a worker keeps busy (~10% at nice 10), and under
+// node churn that share, taken in bursts ten times a second, set the workers' p99
+// (docs/benchmarks.md, node churn at 20 changes a second: 1.54x at nice 10, 1.14x with the
+// control thread SCHED_IDLE). An IdleScope moves the calling thread to SCHED_IDLE while it
+// lives: a worker woken meanwhile preempts it at once, and it runs where the workers leave the
+// CPU idle. SCHED_IDLE still gets a sliver of a CPU kept busy (weight 3 against 1024), so a
+// scope has a budget: at the first courtesy point after kIdleBudgetNs of wall time, the thread
+// goes back to its own policy (nice and slice as before) and yields as usual for the rest of
+// the scope. Inside the budget courtesy points do not yield (nothing would wait for it).
+//
+// Leaving SCHED_IDLE for SCHED_OTHER needs CAP_SYS_NICE (or an RLIMIT_NICE that allows the
+// thread's nice value): EnableIdleScopes() tries the round trip once, on a thread of its own,
+// and scopes stay no-ops where it failed (a container without CAP_SYS_NICE), so a thread is
+// never left at idle priority. Scopes nest (the outermost one acts) and act only on threads
+// with courtesy enabled. Threads created inside a scope would inherit SCHED_IDLE: create none.
+inline constexpr int64_t kIdleBudgetNs = 50'000'000;  // 50 ms
+// Once per process, from any thread, with the nice value of the threads that will open
+// scopes (their way back from SCHED_IDLE is to that nice). True when scopes act from now on.
+bool EnableIdleScopes(int nice);
+// The probe EnableIdleScopes() runs: a new thread at `nice` goes to SCHED_IDLE and back.
+bool CanLeaveIdlePriority(int nice);
+bool IdleScopesEnabled();
+class IdleScope {
+ public:
+  IdleScope();
+  ~IdleScope();
+  IdleScope(const IdleScope&) = delete;
+  IdleScope& operator=(const IdleScope&) = delete;
+
+ private:
+  bool acted_ = false;
+};
+// The calling thread's scheduling policy (SCHED_OTHER, SCHED_IDLE, ...; -1 on error), its nice
+// value, and how many scopes it left early for their budget: for tests and debugging.
+int ThreadSchedPolicy();
+int ThreadNice();
+uint64_t IdleBudgetsSpent();
+
 namespace courtesy_internal {
 extern thread_local bool enabled;
 extern thread_local uint32_t calls;

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "base/courtesy.h"
 #include "discovery/ares_resolver.h"
 
 namespace turnpike::discovery {
@@ -340,6 +341,7 @@ void ConsulProvider::RoundStep(Server* s) {
 }
 
 void ConsulProvider::OnRoundAnswer(Server* s, Result r) {
+  base::IdleScope idle;  // the answer's parse, and the Directory's work after
   if (!r.ok() || r.response.status != 200) {
     RoundFailed(s, Describe(r));
     return;
@@ -469,6 +471,7 @@ void ConsulProvider::SendWatch(Server* s, bool catalog) {
 }
 
 void ConsulProvider::OnWatchDone(Server* s, bool catalog, Result r) {
+  base::IdleScope idle;  // the answer's parse, and the Directory's work after
   int i = catalog ? 0 : 1;
   std::optional<uint64_t> index;
   if (r.ok() && r.response.status == 200)

@@ -147,6 +147,7 @@ void Directory::Detach(Entry* e) {
 
 void Directory::OnPublish(const std::string& provider, const ServiceRef& ref,
                           DiscoveredNodesConstSharedPtr nodes) {
+  base::IdleScope idle;  // any provider's answer: compare, node sets built and released
   if (stopped_) return;
   auto it = services_.find({provider, ref});
   if (it == services_.end()) return;  // not watched (any more)
@@ -341,6 +342,7 @@ void Directory::Lookup(const std::string& name, Host* host) {
 }
 
 void Directory::OnResolved(const std::string& name, const Resolution& r) {
+  base::IdleScope idle;  // the sets of every upstream using the name rebuilt
   auto it = hosts_.find(name);
   if (it == hosts_.end()) return;
   Host& host = it->second;

@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "base/courtesy.h"
 #include "base/strings.h"
 #include "discovery/ares_resolver.h"
 #include "discovery/courteous_json.h"
@@ -248,6 +249,7 @@ void KubeInformer::ListPage() {
 }
 
 void KubeInformer::OnListDone(http_client::Result r) {
+  base::IdleScope idle;  // the pages' parse, and the provider's and the Directory's work after
   if (!r.ok()) {
     Fail(Step::kRetryList, std::string("list: ") + std::string(http_client::ErrorName(r.error)));
     return;
@@ -335,6 +337,7 @@ void KubeInformer::OnWatchHead(const http_client::Response& head) {
 }
 
 void KubeInformer::OnWatchBody(std::string_view piece) {
+  base::IdleScope idle;  // the events' parse, and the provider's and the Directory's work after
   if (stream_ended_) return;
   if (watch_status_ != 200) {
     // Not a stream of events but a Status object: keep its start for the log.

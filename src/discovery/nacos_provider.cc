@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 
+#include "base/courtesy.h"
 #include "discovery/nacos_api.h"
 #include "discovery/node_source.h"
 
@@ -333,6 +334,7 @@ void NacosProvider::Fetch(const Key& key) {
 }
 
 void NacosProvider::OnList(const Key& key, http_client::Result r) {
+  base::IdleScope idle;  // the answer's parse, and the Directory's work after
   auto it = services_.find(key);
   if (it == services_.end()) return;  // unwatched meanwhile
   Service* s = it->second.get();

@@ -1,8 +1,10 @@
 #include "base/courtesy.h"
 
 #include <gtest/gtest.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +15,7 @@ namespace turnpike::base {
 namespace {
 
 // Calls CourtesyPoint() for `d` of wall time; returns the yields made meanwhile.
-uint64_t SpinFor(std::chrono::milliseconds d) {
+uint64_t SpinFor(std::chrono::nanoseconds d) {
   uint64_t before = CourtesyYields();
   auto end = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < end) {
@@ -97,6 +99,92 @@ TEST(CourtesyTest, BackgroundPriorityNeverRaisesAndKeepsThePolicy) {
     ASSERT_TRUE(SetBackgroundPriority(5));
     EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())), 8);
     EXPECT_EQ(sched_getscheduler(0), SCHED_BATCH);
+  }).join();
+}
+
+// Idle scopes need a way back from SCHED_IDLE (CAP_SYS_NICE, as root in CI); where the probe
+// fails they do nothing, which IdleScopesDoNothingWhereTheWayBackIsClosed covers.
+bool IdleScopesHere() { return EnableIdleScopes(10); }
+
+TEST(CourtesyTest, AnIdleScopeRunsAtIdlePriorityAndComesBack) {
+  if (!IdleScopesHere()) GTEST_SKIP() << "no way back from SCHED_IDLE here (CAP_SYS_NICE)";
+  std::thread([] {
+    ASSERT_TRUE(SetBackgroundPriority(10));
+    SetCourtesy(true);
+    const int64_t slice = ThreadTimeSliceNs();
+    EXPECT_EQ(ThreadSchedPolicy(), SCHED_OTHER);
+    {
+      IdleScope scope;
+      EXPECT_EQ(ThreadSchedPolicy(), SCHED_IDLE);
+      {
+        IdleScope nested;  // the outermost scope acts
+        EXPECT_EQ(ThreadSchedPolicy(), SCHED_IDLE);
+      }
+      EXPECT_EQ(ThreadSchedPolicy(), SCHED_IDLE);
+      // Inside its budget a scope's courtesy points do not yield (unless other work kept this
+      // thread off the CPUs for the whole budget meanwhile).
+      const uint64_t spent = IdleBudgetsSpent();
+      const uint64_t yields = SpinFor(std::chrono::milliseconds(5));
+      if (IdleBudgetsSpent() == spent) EXPECT_EQ(yields, 0u);
+    }
+    EXPECT_EQ(ThreadSchedPolicy(), SCHED_OTHER);
+    EXPECT_EQ(ThreadNice(), 10);
+    EXPECT_EQ(ThreadTimeSliceNs(), slice);
+    SetCourtesy(false);
+  }).join();
+}
+
+TEST(CourtesyTest, AnIdleScopeActsOnlyWithCourtesyOn) {
+  if (!IdleScopesHere()) GTEST_SKIP() << "no way back from SCHED_IDLE here (CAP_SYS_NICE)";
+  std::thread([] {
+    IdleScope scope;  // a worker's thread, say: courtesy is off
+    EXPECT_EQ(ThreadSchedPolicy(), SCHED_OTHER);
+  }).join();
+}
+
+TEST(CourtesyTest, AnIdleScopeOverItsBudgetGoesBackAndYields) {
+  if (!IdleScopesHere()) GTEST_SKIP() << "no way back from SCHED_IDLE here (CAP_SYS_NICE)";
+  std::thread([] {
+    ASSERT_TRUE(SetBackgroundPriority(10));
+    SetCourtesy(true);
+    const uint64_t spent = IdleBudgetsSpent();
+    IdleScope scope;
+    EXPECT_EQ(ThreadSchedPolicy(), SCHED_IDLE);
+    // Past the budget (a CPU kept busy would starve the scope): the thread's own policy again,
+    // and the usual yields.
+    const auto start = std::chrono::steady_clock::now();
+    while (IdleBudgetsSpent() == spent &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+      CourtesyPoint();
+    }
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::nanoseconds(kIdleBudgetNs));
+    EXPECT_EQ(ThreadSchedPolicy(), SCHED_OTHER);
+    EXPECT_EQ(ThreadNice(), 10);
+    EXPECT_EQ(IdleBudgetsSpent(), spent + 1);
+    EXPECT_GT(SpinFor(std::chrono::milliseconds(5)), 0u);
+    SetCourtesy(false);
+  }).join();
+}
+
+// capget/capset on the calling thread only (credentials are per thread on Linux).
+bool DropSysNice() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return false;
+  data[CAP_TO_INDEX(CAP_SYS_NICE)].effective &= ~CAP_TO_MASK(CAP_SYS_NICE);
+  data[CAP_TO_INDEX(CAP_SYS_NICE)].permitted &= ~CAP_TO_MASK(CAP_SYS_NICE);
+  return syscall(SYS_capset, &header, data) == 0;
+}
+
+TEST(CourtesyTest, IdleScopesDoNothingWhereTheWayBackIsClosed) {
+  rlimit nice_limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NICE, &nice_limit), 0);
+  if (nice_limit.rlim_cur >= 10) GTEST_SKIP() << "RLIMIT_NICE lets any thread come back";
+  std::thread([] {
+    ASSERT_TRUE(DropSysNice());
+    // The probe runs on a thread of this one's credentials: no CAP_SYS_NICE, no way back.
+    EXPECT_FALSE(CanLeaveIdlePriority(10));
+    EXPECT_EQ(ThreadSchedPolicy(), SCHED_OTHER);  // the probe's thread went, not this one
   }).join();
 }
 

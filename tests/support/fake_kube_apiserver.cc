@@ -428,7 +428,8 @@ bool FakeKubeApiServer::ServeList(int fd, const Request& req, Kind kind, const s
       }
     }
     std::vector<const nlohmann::json*> items;
-    for (const auto& [k, obj] : objects_) {
+    for (const auto& [k, shared] : objects_) {
+      const nlohmann::json& obj = *shared;
       if (k.first != kind) continue;
       if (!ns.empty() && Meta(obj, "namespace") != ns) continue;
       if (!Matches(obj, labels, false) || !Matches(obj, fields, true)) continue;
@@ -468,8 +469,8 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
   int64_t covered = rv_;  // the last version the stream has sent (or skipped)
   if (rv_arg.empty() || rv_arg == "0") {
     for (const auto& [k, obj] : objects_) {
-      if (k.first == kind && wanted(obj)) {
-        initial.push_back(nlohmann::json{{"type", "ADDED"}, {"object", obj}}.dump() + "\n");
+      if (k.first == kind && wanted(*obj)) {
+        initial.push_back(nlohmann::json{{"type", "ADDED"}, {"object", *obj}}.dump() + "\n");
       }
     }
   } else {
@@ -520,7 +521,7 @@ bool FakeKubeApiServer::ServeWatch(int fd, const Request& req, Kind kind, const 
     for (; next < history_.size(); ++next) {
       const Event& e = history_[next];
       covered = e.rv;
-      if (e.kind == kind && wanted(e.object)) {
+      if (e.kind == kind && wanted(*e.object)) {
         out.push_back(e.line);
       }
     }
@@ -577,17 +578,18 @@ int64_t FakeKubeApiServer::Record(Kind kind, const std::string& type, nlohmann::
   int64_t rv = ++rv_;
   object["metadata"]["resourceVersion"] = std::to_string(rv);
   std::string key = Meta(object, "namespace") + "/" + Meta(object, "name");
+  // The event's text as nlohmann writes {"type": .., "object": ..} (keys in order), and the
+  // object shared between the event and objects_, without a copy: bench/fake_kube_churn makes
+  // ten changes a second of a 250-endpoint slice on the load generator's CPU.
+  std::string line =
+      "{\"object\":" + object.dump() + ",\"type\":" + nlohmann::json(type).dump() + "}\n";
+  auto shared = std::make_shared<const nlohmann::json>(std::move(object));
   if (type == "DELETED") {
     objects_.erase({kind, key});
   } else {
-    objects_[{kind, key}] = object;
+    objects_[{kind, key}] = shared;
   }
-  // The event's text as nlohmann writes {"type": .., "object": ..} (keys in order), without
-  // copying the object into a temporary document: bench/fake_kube_churn makes ten changes
-  // a second of a 250-endpoint slice on the load generator's CPU.
-  std::string line =
-      "{\"object\":" + object.dump() + ",\"type\":" + nlohmann::json(type).dump() + "}\n";
-  history_.push_back(Event{rv, kind, type, std::move(object), std::move(line)});
+  history_.push_back(Event{rv, kind, type, std::move(shared), std::move(line)});
   cv_.notify_all();
   return rv;
 }
@@ -603,7 +605,7 @@ int64_t FakeKubeApiServer::Delete(Kind kind, const std::string& ns, const std::s
   std::lock_guard<std::mutex> lock(mu_);
   auto it = objects_.find({kind, ns + "/" + name});
   if (it == objects_.end()) return 0;
-  nlohmann::json last = it->second;
+  nlohmann::json last = *it->second;
   return Record(kind, "DELETED", std::move(last));
 }
 

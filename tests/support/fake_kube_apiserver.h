@@ -33,6 +33,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -125,7 +126,7 @@ class FakeKubeApiServer {
     int64_t rv;
     Kind kind;
     std::string type;
-    nlohmann::json object;
+    std::shared_ptr<const nlohmann::json> object;  // also objects_' while current
     std::string line;  // the watch event's text, written once for every watch that sends it
   };
   struct Request;
@@ -151,7 +152,8 @@ class FakeKubeApiServer {
   int64_t rv_ = 100;
   int64_t compacted_rv_ = 0;
   uint64_t compactions_ = 0;
-  std::map<std::pair<Kind, std::string>, nlohmann::json> objects_;  // (kind, ns/name)
+  // (kind, ns/name) -> the object, shared with its event in history_ (no copy per change).
+  std::map<std::pair<Kind, std::string>, std::shared_ptr<const nlohmann::json>> objects_;
   std::vector<Event> history_;
   // Open watch (by its number among watches_) -> the last version it has sent (or skipped):
   // Compact() keeps the events after the lowest, so that no open watch loses one.

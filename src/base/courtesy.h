@@ -62,6 +62,11 @@ int64_t ThreadTimeSliceNs();
 // and scopes stay no-ops where it failed (a container without CAP_SYS_NICE), so a thread is
 // never left at idle priority. Scopes nest (the outermost one acts) and act only on threads
 // with courtesy enabled. Threads created inside a scope would inherit SCHED_IDLE: create none.
+// A lock taken inside a scope that a worker on another CPU may wait for is a priority
+// inversion (the holder, preempted, runs again only when its CPU has time to spare): the
+// discovery code inside scopes shares only NodeSetSlot's mutex with workers (held for a
+// pointer swap or copy; a worker takes it once per node set it switches to) and spdlog's
+// (error and info lines).
 inline constexpr int64_t kIdleBudgetNs = 50'000'000;  // 50 ms
 // Once per process, from any thread, with the nice value of the threads that will open
 // scopes (their way back from SCHED_IDLE is to that nice). True when scopes act from now on.

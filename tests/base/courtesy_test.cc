@@ -125,7 +125,9 @@ TEST(CourtesyTest, AnIdleScopeRunsAtIdlePriorityAndComesBack) {
       // thread off the CPUs for the whole budget meanwhile).
       const uint64_t spent = IdleBudgetsSpent();
       const uint64_t yields = SpinFor(std::chrono::milliseconds(5));
-      if (IdleBudgetsSpent() == spent) EXPECT_EQ(yields, 0u);
+      if (IdleBudgetsSpent() == spent) {
+        EXPECT_EQ(yields, 0u);
+      }
     }
     EXPECT_EQ(ThreadSchedPolicy(), SCHED_OTHER);
     EXPECT_EQ(ThreadNice(), 10);

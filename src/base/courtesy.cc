@@ -88,6 +88,13 @@ bool GetSchedAttr(SchedAttr* attr) {
   return syscall(SYS_sched_getattr, 0, attr, static_cast<unsigned>(sizeof(*attr)), 0U) == 0;
 }
 
+// Sets the calling thread's attributes (`attr` as sched_getattr gave it, changed).
+bool PutSchedAttr(SchedAttr attr) {
+  attr.size = sizeof(attr);
+  attr.sched_flags = 0;
+  return syscall(SYS_sched_setattr, 0, &attr, 0U) == 0;
+}
+
 }  // namespace
 
 bool SetBackgroundPriority(int nice) {
@@ -95,12 +102,10 @@ bool SetBackgroundPriority(int nice) {
   if (GetSchedAttr(&attr) &&
       (attr.sched_policy == SCHED_OTHER || attr.sched_policy == SCHED_BATCH ||
        attr.sched_policy == SCHED_IDLE)) {  // the fair class: the policy stays as it is
-    attr.size = sizeof(attr);
-    attr.sched_flags = 0;
     if (attr.sched_nice < nice) attr.sched_nice = nice;
     attr.sched_runtime = static_cast<uint64_t>(kBackgroundSliceNs);
     attr.sched_deadline = attr.sched_period = 0;
-    if (syscall(SYS_sched_setattr, 0, &attr, 0U) == 0) return true;
+    if (PutSchedAttr(attr)) return true;
   }
   // No sched_setattr, or a real-time policy set by the operator: the nice alone, if lower.
   auto tid = static_cast<id_t>(gettid());
@@ -116,19 +121,11 @@ namespace {
 thread_local SchedAttr saved_attr;
 std::atomic<int> idle_scopes{0};  // 0: not probed, 1: available, -1: not available
 
-bool SetIdle() {
+// saved_attr with `policy`: SCHED_IDLE to enter a scope, saved_attr's own to leave it.
+bool SetPolicy(uint32_t policy) {
   SchedAttr attr = saved_attr;
-  attr.size = sizeof(attr);
-  attr.sched_policy = SCHED_IDLE;
-  attr.sched_flags = 0;
-  return syscall(SYS_sched_setattr, 0, &attr, 0U) == 0;
-}
-
-bool RestoreAttr() {
-  SchedAttr attr = saved_attr;
-  attr.size = sizeof(attr);
-  attr.sched_flags = 0;
-  return syscall(SYS_sched_setattr, 0, &attr, 0U) == 0;
+  attr.sched_policy = policy;
+  return PutSchedAttr(attr);
 }
 
 }  // namespace
@@ -140,8 +137,8 @@ bool CanLeaveIdlePriority(int nice) {
   std::thread probe([&ok, nice] {
     SetBackgroundPriority(nice);
     if (!GetSchedAttr(&saved_attr) || saved_attr.sched_policy != SCHED_OTHER) return;
-    if (!SetIdle()) return;
-    ok = RestoreAttr() && ThreadSchedPolicy() == SCHED_OTHER;
+    if (!SetPolicy(SCHED_IDLE)) return;
+    ok = SetPolicy(SCHED_OTHER) && ThreadSchedPolicy() == SCHED_OTHER;
   });
   probe.join();
   return ok;
@@ -149,7 +146,7 @@ bool CanLeaveIdlePriority(int nice) {
 
 namespace courtesy_internal {
 void LeaveIdle() {
-  RestoreAttr();  // probed: it cannot fail for want of privileges
+  SetPolicy(saved_attr.sched_policy);  // probed: it cannot fail for want of privileges
   idle_now = false;
 }
 }  // namespace courtesy_internal
@@ -169,7 +166,7 @@ IdleScope::IdleScope() {
   namespace ci = courtesy_internal;
   if (ci::idle_depth++ != 0 || !ci::enabled || !IdleScopesEnabled()) return;
   if (!GetSchedAttr(&saved_attr) || saved_attr.sched_policy != SCHED_OTHER) return;
-  if (!SetIdle()) return;
+  if (!SetPolicy(SCHED_IDLE)) return;
   ci::idle_now = true;
   ci::idle_deadline = ci::NowNs() + kIdleBudgetNs;
   acted_ = true;

@@ -125,7 +125,6 @@ class FakeKubeApiServer {
   struct Event {
     int64_t rv;
     Kind kind;
-    std::string type;
     std::shared_ptr<const nlohmann::json> object;  // also objects_' while current
     std::string line;  // the watch event's text, written once for every watch that sends it
   };

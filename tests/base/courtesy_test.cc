@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -188,6 +190,38 @@ TEST(CourtesyTest, IdleScopesDoNothingWhereTheWayBackIsClosed) {
     EXPECT_FALSE(CanLeaveIdlePriority(10));
     EXPECT_EQ(ThreadSchedPolicy(), SCHED_OTHER);  // the probe's thread went, not this one
   }).join();
+}
+
+// A worker this thread preempted before it entered the scope (runnable, not woken again) runs
+// before the scope's work does: the policy change alone asks for no reschedule, and the worker
+// would wait for the next tick (docs/benchmarks.md, node churn: ~1.5 ms per change).
+TEST(CourtesyTest, AnIdleScopeLetsARunnableThreadOfItsCpuRunFirst) {
+  if (!IdleScopesHere()) GTEST_SKIP() << "no way back from SCHED_IDLE here (CAP_SYS_NICE)";
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> progress{0};
+  std::thread worker([&] {  // always runnable, on the same CPU
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+    while (!stop.load(std::memory_order_relaxed)) progress.fetch_add(1, std::memory_order_relaxed);
+  });
+  std::thread([&] {
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+    ASSERT_TRUE(SetBackgroundPriority(10));
+    SetCourtesy(true);
+    while (progress.load(std::memory_order_relaxed) == 0) {
+    }
+    // Running now, so the worker is runnable and waiting (it never sleeps).
+    const uint64_t before = progress.load(std::memory_order_relaxed);
+    {
+      IdleScope scope;
+      EXPECT_GT(progress.load(std::memory_order_relaxed), before);
+    }
+    SetCourtesy(false);
+  }).join();
+  stop = true;
+  worker.join();
 }
 
 }  // namespace

@@ -53,10 +53,11 @@ int64_t ThreadTimeSliceNs();
 // control thread SCHED_IDLE). An IdleScope moves the calling thread to SCHED_IDLE while it
 // lives and yields once on the way in, so that a worker this thread preempted before (waking
 // up at its own policy) gets its CPU back at once; a worker woken meanwhile preempts it at
-// once, and it runs where the workers leave the CPU idle. SCHED_IDLE still gets a sliver of a CPU kept busy (weight 3 against 1024), so a
-// scope has a budget: at the first courtesy point after kIdleBudgetNs of wall time, the thread
-// goes back to its own policy (nice and slice as before) and yields as usual for the rest of
-// the scope. Inside the budget courtesy points do not yield (nothing would wait for it).
+// once, and it runs where the workers leave the CPU idle. SCHED_IDLE still gets a sliver of
+// a CPU kept busy (weight 3 against 1024), so a scope has a budget: at the first courtesy
+// point after kIdleBudgetNs of wall time, the thread goes back to its own policy (nice and
+// slice as before) and yields as usual for the rest of the scope. Inside the budget courtesy
+// points do not yield (nothing would wait for it).
 //
 // Leaving SCHED_IDLE for SCHED_OTHER needs CAP_SYS_NICE (or an RLIMIT_NICE that allows the
 // thread's nice value): EnableIdleScopes() tries the round trip once, on a thread of its own,

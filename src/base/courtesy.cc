@@ -168,11 +168,14 @@ IdleScope::IdleScope() {
   if (!GetSchedAttr(&saved_attr) || saved_attr.sched_policy != SCHED_OTHER) return;
   if (!SetPolicy(SCHED_IDLE)) return;
   // A woken worker preempts an idle thread at once, but one that is already runnable (this
-  // thread preempted it when it woke up at its own policy) is not woken again: without a
-  // yield it would wait for the next tick (4 ms at HZ=250) or the end of the work, ~1.5 ms
-  // per node-churn change (docs/benchmarks.md). The policy change itself asks for no
-  // reschedule (a task's prio is its nice, unchanged).
-  sched_yield();
+  // thread preempted it when it woke up at its own policy) is not woken again: it would wait
+  // for the next tick (4 ms at HZ=250) or the end of the work, ~1.5 ms per node-churn change
+  // (docs/benchmarks.md). The policy change itself asks for no reschedule (a task's prio is
+  // its nice, unchanged), and sched_yield() does not hand the CPU over for sure under EEVDF
+  // (it picks this thread again when the worker's lag is negative). A short sleep does: the
+  // thread leaves the run queue, and waking at SCHED_IDLE it preempts nobody.
+  const timespec nap{0, 1000};
+  nanosleep(&nap, nullptr);
   ci::idle_now = true;
   ci::idle_deadline = ci::NowNs() + kIdleBudgetNs;
   acted_ = true;

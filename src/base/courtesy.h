@@ -51,7 +51,7 @@ int64_t ThreadTimeSliceNs();
 // node churn that share, taken in bursts ten times a second, set the workers' p99
 // (docs/benchmarks.md, node churn at 20 changes a second: 1.54x at nice 10, 1.14x with the
 // control thread SCHED_IDLE). An IdleScope moves the calling thread to SCHED_IDLE while it
-// lives and yields once on the way in, so that a worker this thread preempted before (waking
+// lives and sleeps 1 us on the way in, so that a worker this thread preempted before (waking
 // up at its own policy) gets its CPU back at once; a worker woken meanwhile preempts it at
 // once, and it runs where the workers leave the CPU idle. SCHED_IDLE still gets a sliver of
 // a CPU kept busy (weight 3 against 1024), so a scope has a budget: at the first courtesy

@@ -3,11 +3,11 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <thread>
 
 namespace turnpike::base {
@@ -174,8 +174,7 @@ IdleScope::IdleScope() {
   // its nice, unchanged), and sched_yield() does not hand the CPU over for sure under EEVDF
   // (it picks this thread again when the worker's lag is negative). A short sleep does: the
   // thread leaves the run queue, and waking at SCHED_IDLE it preempts nobody.
-  const timespec nap{0, 1000};
-  nanosleep(&nap, nullptr);
+  std::this_thread::sleep_for(std::chrono::microseconds(1));
   ci::idle_now = true;
   ci::idle_deadline = ci::NowNs() + kIdleBudgetNs;
   acted_ = true;

@@ -108,11 +108,20 @@ TEST(CourtesyTest, BackgroundPriorityNeverRaisesAndKeepsThePolicy) {
 // fails they do nothing, which IdleScopesDoNothingWhereTheWayBackIsClosed covers.
 bool IdleScopesHere() { return EnableIdleScopes(10); }
 
-TEST(CourtesyTest, AnIdleScopeRunsAtIdlePriorityAndComesBack) {
-  if (!IdleScopesHere()) GTEST_SKIP() << "no way back from SCHED_IDLE here (CAP_SYS_NICE)";
-  std::thread([] {
+// Runs `body` on a thread of its own set up as the control thread runs discovery: nice 10,
+// courtesy on.
+template <typename F>
+void OnBackgroundThread(F body) {
+  std::thread([&body] {
     ASSERT_TRUE(SetBackgroundPriority(10));
     SetCourtesy(true);
+    body();
+  }).join();
+}
+
+TEST(CourtesyTest, AnIdleScopeRunsAtIdlePriorityAndComesBack) {
+  if (!IdleScopesHere()) GTEST_SKIP() << "no way back from SCHED_IDLE here (CAP_SYS_NICE)";
+  OnBackgroundThread([] {
     const int64_t slice = ThreadTimeSliceNs();
     EXPECT_EQ(ThreadSchedPolicy(), SCHED_OTHER);
     {
@@ -134,8 +143,7 @@ TEST(CourtesyTest, AnIdleScopeRunsAtIdlePriorityAndComesBack) {
     EXPECT_EQ(ThreadSchedPolicy(), SCHED_OTHER);
     EXPECT_EQ(ThreadNice(), 10);
     EXPECT_EQ(ThreadTimeSliceNs(), slice);
-    SetCourtesy(false);
-  }).join();
+  });
 }
 
 TEST(CourtesyTest, AnIdleScopeActsOnlyWithCourtesyOn) {
@@ -148,9 +156,7 @@ TEST(CourtesyTest, AnIdleScopeActsOnlyWithCourtesyOn) {
 
 TEST(CourtesyTest, AnIdleScopeOverItsBudgetGoesBackAndYields) {
   if (!IdleScopesHere()) GTEST_SKIP() << "no way back from SCHED_IDLE here (CAP_SYS_NICE)";
-  std::thread([] {
-    ASSERT_TRUE(SetBackgroundPriority(10));
-    SetCourtesy(true);
+  OnBackgroundThread([] {
     const uint64_t spent = IdleBudgetsSpent();
     IdleScope scope;
     EXPECT_EQ(ThreadSchedPolicy(), SCHED_IDLE);
@@ -166,8 +172,7 @@ TEST(CourtesyTest, AnIdleScopeOverItsBudgetGoesBackAndYields) {
     EXPECT_EQ(ThreadNice(), 10);
     EXPECT_EQ(IdleBudgetsSpent(), spent + 1);
     EXPECT_GT(SpinFor(std::chrono::milliseconds(5)), 0u);
-    SetCourtesy(false);
-  }).join();
+  });
 }
 
 // capget/capset on the calling thread only (credentials are per thread on Linux).
@@ -208,10 +213,8 @@ TEST(CourtesyTest, AnIdleScopeLetsARunnableThreadOfItsCpuRunFirst) {
     ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
     while (!stop.load(std::memory_order_relaxed)) progress.fetch_add(1, std::memory_order_relaxed);
   });
-  std::thread([&] {
+  OnBackgroundThread([&] {
     ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
-    ASSERT_TRUE(SetBackgroundPriority(10));
-    SetCourtesy(true);
     while (progress.load(std::memory_order_relaxed) == 0) {
     }
     // Running now, so the worker is runnable and waiting (it never sleeps). Other tasks on
@@ -225,8 +228,7 @@ TEST(CourtesyTest, AnIdleScopeLetsARunnableThreadOfItsCpuRunFirst) {
       handed_over = progress.load(std::memory_order_relaxed) > before;
     }
     EXPECT_TRUE(handed_over);
-    SetCourtesy(false);
-  }).join();
+  });
   stop = true;
   worker.join();
 }

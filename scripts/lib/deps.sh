@@ -12,7 +12,7 @@ TURNPIKE_BUILD_DEPS=(
   build-essential cmake ninja-build pkg-config
   libuv1-dev node-llhttp libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libpcre2-dev libhiredis-dev libc-ares-dev libssl-dev
+  libpcre2-dev libhiredis-dev libc-ares-dev libssl-dev libsimdjson-dev
   curl
 )
 

@@ -12,7 +12,6 @@
 #include "base/courtesy.h"
 #include "base/strings.h"
 #include "discovery/ares_resolver.h"
-#include "discovery/courteous_json.h"
 
 namespace turnpike::discovery {
 namespace {
@@ -23,24 +22,23 @@ constexpr uint64_t kMaxListBytes = 256u << 20;  // one list page
 // A watch that ends (or a 410 that follows another) sooner than this waits retry_min_ms.
 constexpr uint64_t kQuickMs = 1000;
 
-std::string JsonString(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+// obj[key] as a string; "" when `obj` is not an object or the member is not a string.
+std::string_view JsonString(simdjson::dom::element obj, const char* key) {
+  std::string_view v;
+  return obj[key].get_string().get(v) == simdjson::SUCCESS ? v : std::string_view();
 }
 
 // The resourceVersion of an object (or of a list's metadata).
-std::string ResourceVersion(const nlohmann::json& obj) {
-  if (!obj.is_object()) return "";
-  auto md = obj.find("metadata");
-  return md == obj.end() ? "" : JsonString(*md, "resourceVersion");
+std::string_view ResourceVersion(simdjson::dom::element obj) {
+  simdjson::dom::element md;
+  return obj["metadata"].get(md) == simdjson::SUCCESS ? JsonString(md, "resourceVersion")
+                                                      : std::string_view();
 }
 
 // The `code` of a Status object, 0 when absent.
-int64_t StatusCode(const nlohmann::json& obj) {
-  if (!obj.is_object()) return 0;
-  auto it = obj.find("code");
-  return it != obj.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+int64_t StatusCode(simdjson::dom::element obj) {
+  int64_t code = 0;
+  return obj["code"].get_int64().get(code) == simdjson::SUCCESS ? code : 0;
 }
 
 std::string Snippet(std::string_view body) {
@@ -203,7 +201,8 @@ std::string KubeInformer::Selectors() const {
 
 void KubeInformer::BeginList() {
   continue_.clear();
-  pages_.clear();
+  items_.clear();
+  page_docs_.clear();
   if (resolver_ != nullptr) {
     // A host name: look it up again before each list (the address may move).
     step_ = Step::kResolving;
@@ -266,20 +265,25 @@ void KubeInformer::OnListDone(http_client::Result r) {
     Fail(Step::kRetryList, "list: HTTP " + std::to_string(resp.status) + " " + Snippet(resp.body));
     return;
   }
-  nlohmann::json doc = ParseJsonCourteously(resp.body);
-  JsonFreeGuard free_doc(doc);  // the items are moved out below; the rest goes here
-  if (doc.is_discarded() || !doc.is_object() || JsonString(doc, "kind") != list_kind_) {
+  auto page = std::make_unique<simdjson::dom::document>();
+  simdjson::dom::element doc;
+  if (parser_.parse_into_document(*page, resp.body.data(), resp.body.size()).get(doc) !=
+          simdjson::SUCCESS ||
+      !doc.is_object() || JsonString(doc, "kind") != list_kind_) {
     Fail(Step::kRetryList,
          "list: unexpected body, not a " + list_kind_ + ": " + Snippet(resp.body));
     return;
   }
   ++stats_.pages;
-  if (auto items = doc.find("items"); items != doc.end() && items->is_array()) {
-    for (nlohmann::json& item : *items) pages_.push_back(std::move(item));
+  if (simdjson::dom::array items; doc["items"].get_array().get(items) == simdjson::SUCCESS) {
+    for (simdjson::dom::element item : items) items_.push_back(item);
   }
-  std::string rv = ResourceVersion(doc);
+  page_docs_.push_back(std::move(page));  // the items point into it
+  std::string rv(ResourceVersion(doc));
   std::string next;
-  if (auto md = doc.find("metadata"); md != doc.end()) next = JsonString(*md, "continue");
+  if (simdjson::dom::element md; doc["metadata"].get(md) == simdjson::SUCCESS) {
+    next = JsonString(md, "continue");
+  }
   if (!next.empty()) {
     continue_ = std::move(next);
     ListPage();
@@ -289,12 +293,15 @@ void KubeInformer::OnListDone(http_client::Result r) {
   continue_.clear();
   ++stats_.lists;
   backoff_ms_ = 0;
-  if (failing_) spdlog::info("{}: listed again ({} objects)", where_, pages_.size());
+  if (failing_) spdlog::info("{}: listed again ({} objects)", where_, items_.size());
   failing_ = false;
-  std::vector<nlohmann::json> items = std::move(pages_);
-  pages_.clear();
+  // The callback may Stop() (or a later list replace these): it gets the items from here.
+  std::vector<simdjson::dom::element> items = std::move(items_);
+  std::vector<std::unique_ptr<simdjson::dom::document>> docs = std::move(page_docs_);
+  items_.clear();
+  page_docs_.clear();
   BeginWatch();  // before the callback: it may Stop()
-  if (cb_.on_list) cb_.on_list(std::move(items));
+  if (cb_.on_list) cb_.on_list(items);
 }
 
 void KubeInformer::BeginWatch() {
@@ -362,33 +369,33 @@ void KubeInformer::OnWatchBody(std::string_view piece) {
 }
 
 bool KubeInformer::HandleEvent(std::string_view line) {
-  nlohmann::json ev = ParseJsonCourteously(line);
-  JsonFreeGuard free_ev(ev);
-  std::string type = ev.is_discarded() ? "" : JsonString(ev, "type");
-  auto obj = ev.is_object() ? ev.find("object") : ev.end();
-  if (type.empty() || obj == ev.end() || !obj->is_object()) {
+  simdjson::dom::element ev;
+  simdjson::dom::element obj;
+  std::string_view type;
+  if (parser_.parse(line.data(), line.size()).get(ev) != simdjson::SUCCESS ||
+      (type = JsonString(ev, "type")).empty() || ev["object"].get(obj) != simdjson::SUCCESS ||
+      !obj.is_object()) {
     stream_ended_ = true;
     Fail(Step::kRetryWatch, "watch: unexpected event " + Snippet(line));
     return false;
   }
   if (type == "ERROR") {
     stream_ended_ = true;
-    if (StatusCode(*obj) == 410) {
+    if (StatusCode(obj) == 410) {
       Relist();
     } else {
       Fail(Step::kRetryWatch, "watch: ERROR event " + Snippet(line));
     }
     return false;
   }
-  std::string rv = ResourceVersion(*obj);
-  if (!rv.empty()) rv_ = std::move(rv);
+  if (std::string_view rv = ResourceVersion(obj); !rv.empty()) rv_ = rv;
   if (type == "BOOKMARK") {
     ++stats_.bookmarks;
     return true;
   }
   if (type != "ADDED" && type != "MODIFIED" && type != "DELETED") return true;  // unknown: skip
   ++stats_.events;
-  if (cb_.on_event) cb_.on_event(type, *obj);
+  if (cb_.on_event) cb_.on_event(type, obj);
   return step_ == Step::kWatching;  // the callback may have stopped us
 }
 

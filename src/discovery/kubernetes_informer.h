@@ -11,7 +11,9 @@
 //          ADDED / MODIFIED / DELETED (OnEvent), BOOKMARK (only the resourceVersion moves),
 //          ERROR. Each event's resourceVersion becomes the next watch's.
 // Every request carries `Authorization: Bearer <token>` (a token file is read again before
-// each request) and `Accept: application/json`.
+// each request) and `Accept: application/json`. Answers are parsed with simdjson (a 60 KB
+// event of 250 endpoints in ~25 us, against ~650 us into an nlohmann::json document): under
+// node churn the parse was most of a change's CPU on the control thread.
 //
 // What happens when:
 //   - the watch ends cleanly (the server's timeoutSeconds): a new watch from the last
@@ -35,7 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <simdjson.h>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,10 +56,12 @@ std::string UrlEncodeComponent(std::string_view value);
 class KubeInformer {
  public:
   struct Callbacks {
-    // A complete list (every page), replacing what came before.
-    std::function<void(std::vector<nlohmann::json> items)> on_list;
-    // A watch event: type "ADDED", "MODIFIED" or "DELETED" and its object.
-    std::function<void(std::string_view type, const nlohmann::json& object)> on_event;
+    // A complete list (every page's items, in order), replacing what came before. The
+    // elements are valid during the call only.
+    std::function<void(const std::vector<simdjson::dom::element>& items)> on_list;
+    // A watch event: type "ADDED", "MODIFIED" or "DELETED" and its object (valid during the
+    // call only).
+    std::function<void(std::string_view type, simdjson::dom::element object)> on_event;
   };
   struct Stats {
     uint64_t lists = 0;    // complete lists handed over
@@ -124,7 +128,10 @@ class KubeInformer {
   Step step_ = Step::kIdle;
   std::string rv_;
   std::string continue_;
-  std::vector<nlohmann::json> pages_;  // items of the list in progress
+  simdjson::dom::parser parser_;  // watch events (its buffers are reused event after event)
+  // The list in progress: each page's document, and their items.
+  std::vector<std::unique_ptr<simdjson::dom::document>> page_docs_;
+  std::vector<simdjson::dom::element> items_;
   std::string line_;                   // the watch stream's unfinished line
   bool stream_ended_ = false;          // the watch stream asked to stop (410 / bad event)
   int watch_status_ = 0;               // the watch answer's status once its head came

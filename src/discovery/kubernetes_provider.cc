@@ -7,7 +7,6 @@
 #include <algorithm>
 
 #include "base/courtesy.h"
-#include "discovery/courteous_json.h"
 #include "expr/regex.h"
 
 namespace turnpike::discovery {
@@ -15,44 +14,52 @@ namespace {
 
 constexpr char kServiceNameLabel[] = "kubernetes.io/service-name";
 
-const nlohmann::json* Member(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
+using simdjson::dom::element;
+
+// obj[key], or false when `obj` is not an object or the member is absent or null.
+bool Member(element obj, const char* key, element* out) {
+  return obj[key].get(*out) == simdjson::SUCCESS && !out->is_null();
 }
 
-std::string StringMember(const nlohmann::json& obj, const char* key) {
-  const nlohmann::json* v = Member(obj, key);
-  return v != nullptr && v->is_string() ? v->get<std::string>() : "";
+std::string_view StringMember(element obj, const char* key) {
+  std::string_view v;
+  return obj[key].get_string().get(v) == simdjson::SUCCESS ? v : std::string_view();
 }
 
-// A JSON scalar as Lua's tostring() writes it (numbers and strings only).
-bool ScalarText(const nlohmann::json* v, std::string* out) {
-  if (v == nullptr) return false;
-  if (v->is_string()) {
-    *out = v->get<std::string>();
+// obj[key] when it is an array.
+bool ArrayMember(element obj, const char* key, simdjson::dom::array* out) {
+  return obj[key].get_array().get(*out) == simdjson::SUCCESS;
+}
+
+// A JSON scalar as Lua's tostring() writes it (strings and integers only).
+bool ScalarText(element obj, const char* key, std::string* out) {
+  element v;
+  if (!Member(obj, key, &v)) return false;
+  std::string_view text;
+  if (v.get_string().get(text) == simdjson::SUCCESS) {
+    out->assign(text);
     return true;
   }
-  if (v->is_number_integer()) {
-    *out = std::to_string(v->get<int64_t>());
+  int64_t n = 0;
+  if (v.get_int64().get(n) == simdjson::SUCCESS) {
+    *out = std::to_string(n);
     return true;
   }
   return false;
 }
 
 // The key APISIX files a port's nodes under: its name, else targetPort, else its number.
-std::string PortKey(const nlohmann::json& port) {
+std::string PortKey(element port) {
   std::string key;
-  if (ScalarText(Member(port, "name"), &key)) return key;
-  if (ScalarText(Member(port, "targetPort"), &key)) return key;
-  ScalarText(Member(port, "port"), &key);
+  if (ScalarText(port, "name", &key)) return key;
+  if (ScalarText(port, "targetPort", &key)) return key;
+  ScalarText(port, "port", &key);
   return key;
 }
 
-int PortNumber(const nlohmann::json& port) {
-  const nlohmann::json* p = Member(port, "port");
-  if (p == nullptr || !p->is_number_integer()) return 0;
-  int64_t n = p->get<int64_t>();
+int PortNumber(element port) {
+  int64_t n = 0;
+  if (port["port"].get_int64().get(n) != simdjson::SUCCESS) return 0;
   return n >= 0 && n <= 65535 ? static_cast<int>(n) : -1;  // -1: fails the node schema
 }
 
@@ -112,70 +119,75 @@ void MergeRuns(std::vector<Run> runs, DiscoveredNodes* out) {
   }
 }
 
-bool Metadata(const nlohmann::json& object, std::string* ns, std::string* name) {
-  const nlohmann::json* md = Member(object, "metadata");
-  if (md == nullptr) return false;
-  *ns = StringMember(*md, "namespace");
-  *name = StringMember(*md, "name");
+bool Metadata(element object, std::string* ns, std::string* name) {
+  element md;
+  if (!Member(object, "metadata", &md)) return false;
+  ns->assign(StringMember(md, "namespace"));
+  name->assign(StringMember(md, "name"));
   return !ns->empty() && !name->empty();
 }
 
 }  // namespace
 
-bool ReadEndpoints(const nlohmann::json& object, int weight, std::string* ns, std::string* key,
+bool ReadEndpoints(element object, int weight, std::string* ns, std::string* key,
                    KubePortNodes* nodes) {
   std::string name;
   if (!Metadata(object, ns, &name)) return false;
   *key = *ns + "/" + name;
   nodes->clear();
-  const nlohmann::json* subsets = Member(object, "subsets");
-  if (subsets == nullptr || !subsets->is_array()) return true;
-  for (const nlohmann::json& subset : *subsets) {
-    const nlohmann::json* addresses = Member(subset, "addresses");
-    const nlohmann::json* ports = Member(subset, "ports");
-    if (addresses == nullptr || !addresses->is_array() || ports == nullptr || !ports->is_array()) {
+  simdjson::dom::array subsets;
+  if (!ArrayMember(object, "subsets", &subsets)) return true;
+  for (element subset : subsets) {
+    simdjson::dom::array addresses;
+    simdjson::dom::array ports;
+    if (!ArrayMember(subset, "addresses", &addresses) || !ArrayMember(subset, "ports", &ports)) {
       continue;
     }
-    for (const nlohmann::json& port : *ports) {
+    for (element port : ports) {
       DiscoveredNodes& list = (*nodes)[PortKey(port)];
       int number = PortNumber(port);
-      for (const nlohmann::json& address : *addresses) {
+      for (element address : addresses) {
         base::CourtesyPoint();
-        list.push_back(DiscoveredNode{StringMember(address, "ip"), number, weight, 0});
+        list.push_back(DiscoveredNode{std::string(StringMember(address, "ip")), number, weight, 0});
       }
     }
   }
   return true;
 }
 
-bool ReadEndpointSlice(const nlohmann::json& object, int weight, std::string* ns, std::string* key,
+bool ReadEndpointSlice(element object, int weight, std::string* ns, std::string* key,
                        std::string* part, KubePortNodes* nodes) {
   if (!Metadata(object, ns, part)) return false;
-  const nlohmann::json* labels = Member(*Member(object, "metadata"), "labels");
-  std::string service = labels != nullptr ? StringMember(*labels, kServiceNameLabel) : "";
+  element labels;
+  std::string_view service;
+  if (Member(object["metadata"].value_unsafe(), "labels", &labels)) {
+    service = StringMember(labels, kServiceNameLabel);
+  }
   if (service.empty()) return false;
-  *key = *ns + "/" + service;
+  *key = *ns + "/";
+  key->append(service);
   nodes->clear();
-  const nlohmann::json* endpoints = Member(object, "endpoints");
-  const nlohmann::json* ports = Member(object, "ports");
-  if (endpoints == nullptr || !endpoints->is_array() || ports == nullptr || !ports->is_array()) {
+  simdjson::dom::array endpoints;
+  simdjson::dom::array ports;
+  if (!ArrayMember(object, "endpoints", &endpoints) || !ArrayMember(object, "ports", &ports)) {
     return true;
   }
-  for (const nlohmann::json& ep : *endpoints) {
+  for (element ep : endpoints) {
     base::CourtesyPoint();
-    const nlohmann::json* addresses = Member(ep, "addresses");
-    const nlohmann::json* conditions = Member(ep, "conditions");
-    const nlohmann::json* ready = conditions != nullptr ? Member(*conditions, "ready") : nullptr;
-    if (addresses == nullptr || !addresses->is_array() || ready == nullptr ||
-        !ready->is_boolean() || !ready->get<bool>()) {
+    simdjson::dom::array addresses;
+    element conditions;
+    bool ready = false;
+    if (!ArrayMember(ep, "addresses", &addresses) || !Member(ep, "conditions", &conditions) ||
+        conditions["ready"].get_bool().get(ready) != simdjson::SUCCESS || !ready) {
       continue;  // only endpoints reported ready (APISIX: conditions.ready must be true)
     }
-    for (const nlohmann::json& port : *ports) {
+    for (element port : ports) {
       DiscoveredNodes& list = (*nodes)[PortKey(port)];
       int number = PortNumber(port);
-      for (const nlohmann::json& address : *addresses) {
-        if (address.is_string()) {
-          list.push_back(DiscoveredNode{address.get<std::string>(), number, weight, 0});
+      for (element address : addresses) {
+        std::string_view ip;
+        if (address.get_string().get(ip) == simdjson::SUCCESS) {
+          list.push_back(DiscoveredNode{std::string(ip), number, weight, 0});
         }
       }
     }
@@ -238,10 +250,10 @@ Status KubernetesProvider::Start(const DiscoveryEnvironment& env) {
     c->match_data = pcre2_match_data_create(groups + 1, nullptr);
     Cluster* cluster = c.get();
     KubeInformer::Callbacks cbs;
-    cbs.on_list = [this, cluster](std::vector<nlohmann::json> items) {
-      OnList(cluster, std::move(items));
+    cbs.on_list = [this, cluster](const std::vector<simdjson::dom::element>& items) {
+      OnList(cluster, items);
     };
-    cbs.on_event = [this, cluster](std::string_view type, const nlohmann::json& object) {
+    cbs.on_event = [this, cluster](std::string_view type, simdjson::dom::element object) {
       OnEvent(cluster, type, object);
     };
     c->informer = std::make_unique<KubeInformer>(cc, std::move(cbs));
@@ -359,7 +371,7 @@ void KubernetesProvider::PublishKey(Cluster* c, const std::string& key) {
   }
 }
 
-bool KubernetesProvider::Apply(Cluster* c, const nlohmann::json& object, bool deleted,
+bool KubernetesProvider::Apply(Cluster* c, simdjson::dom::element object, bool deleted,
                                std::string* key) {
   std::string ns, part;
   KubePortNodes nodes;
@@ -393,14 +405,11 @@ bool KubernetesProvider::Apply(Cluster* c, const nlohmann::json& object, bool de
   return true;
 }
 
-void KubernetesProvider::OnList(Cluster* c, std::vector<nlohmann::json> items) {
+void KubernetesProvider::OnList(Cluster* c, const std::vector<simdjson::dom::element>& items) {
   if (stopped_) return;
   c->store.clear();
   std::string key;
-  for (nlohmann::json& item : items) {
-    Apply(c, item, false, &key);
-    FreeJsonCourteously(item);  // a list can be every slice of the cluster
-  }
+  for (simdjson::dom::element item : items) Apply(c, item, false, &key);
   for (const auto& [k, refs] : c->watchers) {
     for (const ServiceRef& ref : refs) {
       auto it = watched_.find(ref);
@@ -409,7 +418,8 @@ void KubernetesProvider::OnList(Cluster* c, std::vector<nlohmann::json> items) {
   }
 }
 
-void KubernetesProvider::OnEvent(Cluster* c, std::string_view type, const nlohmann::json& object) {
+void KubernetesProvider::OnEvent(Cluster* c, std::string_view type,
+                                 simdjson::dom::element object) {
   if (stopped_) return;
   std::string key;
   if (Apply(c, object, type == "DELETED", &key)) PublishKey(c, key);

@@ -37,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 #include <set>
 #include <string>
 #include <string_view>
@@ -56,9 +57,9 @@ using KubePortNodes = std::map<std::string, DiscoveredNodes>;
 // object lacks metadata.namespace / name (or, for a slice, its service-name label); `key` is
 // "<namespace>/<name>" (the slice's service name), `part` the slice's own name ("" for
 // Endpoints).
-bool ReadEndpoints(const nlohmann::json& object, int weight, std::string* ns, std::string* key,
+bool ReadEndpoints(simdjson::dom::element object, int weight, std::string* ns, std::string* key,
                    KubePortNodes* nodes);
-bool ReadEndpointSlice(const nlohmann::json& object, int weight, std::string* ns, std::string* key,
+bool ReadEndpointSlice(simdjson::dom::element object, int weight, std::string* ns, std::string* key,
                        std::string* part, KubePortNodes* nodes);
 
 class KubernetesProvider final : public DiscoveryProvider {
@@ -91,12 +92,12 @@ class KubernetesProvider final : public DiscoveryProvider {
   };
 
   Target Resolve(const ServiceRef& service) const;
-  void OnList(Cluster* c, std::vector<nlohmann::json> items);
-  void OnEvent(Cluster* c, std::string_view type, const nlohmann::json& object);
+  void OnList(Cluster* c, const std::vector<simdjson::dom::element>& items);
+  void OnEvent(Cluster* c, std::string_view type, simdjson::dom::element object);
   // Applies one object to `store` (upsert, or removal when `deleted`); its key in *key.
   // False when nothing changes: the object is skipped (malformed or outside the namespace
   // selector), or brings the nodes already stored for it (or deletes an unknown one).
-  bool Apply(Cluster* c, const nlohmann::json& object, bool deleted, std::string* key);
+  bool Apply(Cluster* c, simdjson::dom::element object, bool deleted, std::string* key);
   void PublishKey(Cluster* c, const std::string& key);
   void Publish(const ServiceRef& ref, const Target& target);
 

@@ -611,26 +611,56 @@ TEST(KubernetesConfigTest, MultiClusterNeedsIdServiceAndOneClientCredential) {
             "[0].client: exactly one of token and token_file is required");
 }
 
+// An object as the informer hands it over: parsed by simdjson from its JSON text.
+simdjson::dom::element Parsed(simdjson::dom::parser& parser, const nlohmann::json& object) {
+  return parser.parse(object.dump()).value();
+}
+
 TEST(KubernetesObjectsTest, ReadEndpointsAndSlices) {
   std::string ns, key, part;
   KubePortNodes nodes;
+  simdjson::dom::parser parser;
   nlohmann::json ep = FakeKubeApiServer::Endpoints("ns", "svc", {"10.0.0.2", "10.0.0.1"},
                                                    {{"http", 80}, {"", 81}}, {"10.0.0.3"});
-  ASSERT_TRUE(ReadEndpoints(ep, 5, &ns, &key, &nodes));
+  ASSERT_TRUE(ReadEndpoints(Parsed(parser, ep), 5, &ns, &key, &nodes));
   EXPECT_EQ(key, "ns/svc");
   EXPECT_EQ(nodes["http"], Nodes({{"10.0.0.2", 80}, {"10.0.0.1", 80}}, 5));
   EXPECT_EQ(nodes["81"], Nodes({{"10.0.0.2", 81}, {"10.0.0.1", 81}}, 5));
-  EXPECT_FALSE(
-      ReadEndpoints(nlohmann::json::parse(R"({"metadata": {"name": "x"}})"), 1, &ns, &key, &nodes));
+  EXPECT_FALSE(ReadEndpoints(Parsed(parser, {{"metadata", {{"name", "x"}}}}), 1, &ns, &key, &nodes));
   // A slice: ready endpoints only; an unnamed port has the name "" (as the controller writes).
   nlohmann::json slice = FakeKubeApiServer::EndpointSlice(
       "ns", "svc-1", "svc", {{"10.0.0.1"}, {"10.0.0.2", false}}, {{"", 90}});
-  ASSERT_TRUE(ReadEndpointSlice(slice, 1, &ns, &key, &part, &nodes));
+  ASSERT_TRUE(ReadEndpointSlice(Parsed(parser, slice), 1, &ns, &key, &part, &nodes));
   EXPECT_EQ(key, "ns/svc");
   EXPECT_EQ(part, "svc-1");
   EXPECT_EQ(nodes[""], Nodes({{"10.0.0.1", 90}}, 1));
   slice["metadata"].erase("labels");
-  EXPECT_FALSE(ReadEndpointSlice(slice, 1, &ns, &key, &part, &nodes));
+  EXPECT_FALSE(ReadEndpointSlice(Parsed(parser, slice), 1, &ns, &key, &part, &nodes));
+}
+
+// Ports and conditions as the API server may write them: a port named by number, a port
+// without a name (its number is the key), a null or missing `ready`, a port number out of
+// range (kept as -1, which fails the node schema downstream), an address that is not a string.
+TEST(KubernetesObjectsTest, ReadsPortKeysAndSkipsWhatIsNotReady) {
+  std::string ns, key, part;
+  KubePortNodes nodes;
+  simdjson::dom::parser parser;
+  auto slice = nlohmann::json::parse(R"({
+    "metadata": {"namespace": "ns", "name": "svc-a",
+                 "labels": {"kubernetes.io/service-name": "svc"}},
+    "ports": [{"name": null, "port": 8080}, {"name": "big", "port": 70000}],
+    "endpoints": [
+      {"addresses": ["10.0.0.1"], "conditions": {"ready": true}},
+      {"addresses": ["10.0.0.2"], "conditions": {"ready": null}},
+      {"addresses": ["10.0.0.3"], "conditions": {}},
+      {"addresses": ["10.0.0.4"]},
+      {"addresses": [7, "10.0.0.5"], "conditions": {"ready": true}}
+    ]})");
+  ASSERT_TRUE(ReadEndpointSlice(Parsed(parser, slice), 2, &ns, &key, &part, &nodes));
+  EXPECT_EQ(key, "ns/svc");
+  EXPECT_EQ(nodes["8080"], Nodes({{"10.0.0.1", 8080}, {"10.0.0.5", 8080}}, 2));
+  EXPECT_EQ(nodes["big"], Nodes({{"10.0.0.1", -1}, {"10.0.0.5", -1}}, 2));
+  EXPECT_EQ(nodes.size(), 2u);
 }
 
 }  // namespace

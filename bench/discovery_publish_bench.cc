@@ -11,21 +11,21 @@
 // BM_SliceEventSimdjson/N parses an EndpointSlice event of N endpoints (with the fields a real
 // cluster sends: targetRef, nodeName, zone) with a reused simdjson parser, as the informer
 // does, and reads its nodes (ReadEndpointSlice). BM_SliceEventNlohmann is the
-// nlohmann::json::parse and destructor it replaced (the nodes not even read), and
-// BM_SliceEventCourteous the same through discovery/courteous_json.h with courtesy on (a point
-// per JSON token, a yield when 100 us have passed: with nothing else runnable the yield returns
-// at once), as the nacos and consul providers still parse their answers.
+// nlohmann::json::parse and destructor it replaced (the nodes not even read). The nacos and
+// consul providers parse their answers with simdjson too (discovery/json_answer.h):
+// BM_NacosAnswer/N reads the nodes of an instance list of N instances (ParseNacosInstances),
+// BM_NacosAnswerNlohmann/N is nlohmann's parse of the same text and the same reads, as before.
 #include <benchmark/benchmark.h>
 #include <uv.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "base/courtesy.h"
-#include "discovery/courteous_json.h"
 #include "discovery/directory.h"
 #include "discovery/kubernetes_provider.h"
+#include "discovery/nacos_api.h"
 
 namespace turnpike::discovery {
 namespace {
@@ -111,21 +111,6 @@ std::string SliceEvent(int endpoints) {
   return s + "]}}";
 }
 
-void BM_SliceEventCourteous(benchmark::State& state) {
-  const std::string text = SliceEvent(static_cast<int>(state.range(0)));
-  base::SetCourtesy(true);
-  uint64_t yields = base::CourtesyYields();
-  for (auto _ : state) {
-    nlohmann::json doc = ParseJsonCourteously(text);
-    benchmark::DoNotOptimize(doc);
-    FreeJsonCourteously(doc);
-  }
-  state.counters["yields"] = benchmark::Counter(
-      static_cast<double>(base::CourtesyYields() - yields), benchmark::Counter::kAvgIterations);
-  base::SetCourtesy(false);
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
-}
-
 void BM_SliceEventNlohmann(benchmark::State& state) {
   const std::string text = SliceEvent(static_cast<int>(state.range(0)));
   for (auto _ : state) {
@@ -155,8 +140,54 @@ void BM_SliceEventSimdjson(benchmark::State& state) {
 }
 
 BENCHMARK(BM_SliceEventSimdjson)->Arg(250)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_SliceEventCourteous)->Arg(250)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SliceEventNlohmann)->Arg(250)->Unit(benchmark::kMicrosecond);
+
+// An ns/instance/list answer of `n` instances, with the fields Nacos sends.
+std::string NacosAnswer(int n) {
+  std::string s = R"({"name":"DEFAULT_GROUP@@churn","groupName":"DEFAULT_GROUP","clusters":"",)"
+                  R"("cacheMillis":10000,"hosts":[)";
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) s += ',';
+    s += R"({"instanceId":")" + Ip(i) + R"(#8080#DEFAULT#DEFAULT_GROUP@@churn","ip":")" + Ip(i) +
+         R"(","port":8080,"weight":1.0,"healthy":true,"enabled":true,"ephemeral":true,)"
+         R"("clusterName":"DEFAULT","serviceName":"DEFAULT_GROUP@@churn","metadata":)"
+         R"({"version":"v1","zone":"a"},"instanceHeartBeatInterval":5000,)"
+         R"("instanceHeartBeatTimeOut":15000,"ipDeleteTimeout":30000})";
+  }
+  return s + R"(],"lastRefTime":1733140000000,"checksum":"","allIPs":false,"reachProtectionThreshold":false,"valid":true})";
+}
+
+void BM_NacosAnswer(benchmark::State& state) {
+  const std::string text = NacosAnswer(static_cast<int>(state.range(0)));
+  DiscoveredNodes nodes;
+  std::string error;
+  for (auto _ : state) {
+    if (!ParseNacosInstances(text, 1, &nodes, &error)) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+  }
+  state.counters["nodes"] = static_cast<double>(nodes.size());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+
+void BM_NacosAnswerNlohmann(benchmark::State& state) {
+  const std::string text = NacosAnswer(static_cast<int>(state.range(0)));
+  DiscoveredNodes nodes;
+  for (auto _ : state) {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    nodes.clear();
+    for (const nlohmann::json& h : j["hosts"]) {
+      nodes.push_back(DiscoveredNode{h["ip"].get<std::string>(), h["port"].get<int>(),
+                                     static_cast<int>(h["weight"].get<double>()), 0});
+    }
+  }
+  state.counters["nodes"] = static_cast<double>(nodes.size());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+
+BENCHMARK(BM_NacosAnswer)->Arg(100)->Arg(10000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NacosAnswerNlohmann)->Arg(100)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 void BM_PublishChanged(benchmark::State& state) { Publish(state, true); }
 void BM_PublishSame(benchmark::State& state) { Publish(state, false); }

@@ -6,40 +6,43 @@
 
 #include "base/courtesy.h"
 #include "base/strings.h"
-#include "discovery/courteous_json.h"
+#include "discovery/json_answer.h"
 
 namespace turnpike::discovery {
 namespace {
 
 using nlohmann::json;
+using simdjson::dom::element;
 
 // An integer port as Lua's tonumber() would read Consul's value: a number or a numeric
 // string; -1 for anything else (or a fraction).
-int PortOf(const json& v) {
-  if (v.is_number_integer()) {
-    int64_t p = v.get<int64_t>();
+int PortOf(element v) {
+  if (int64_t p = 0; v.get_int64().get(p) == simdjson::SUCCESS) {
     return p >= 0 && p <= 65535 ? static_cast<int>(p) : -1;
   }
-  if (v.is_string()) {
-    std::optional<uint64_t> p = base::ParseUint(v.get<std::string>());
+  if (std::string_view text; v.get_string().get(text) == simdjson::SUCCESS) {
+    std::optional<uint64_t> p = base::ParseUint(text);
     return p && *p <= 65535 ? static_cast<int>(*p) : -1;
   }
   return -1;
 }
 
 // A dump node's weight: an integer >= 0, else -1 (the discovery node schema refuses it).
-int WeightOf(const json& v) {
-  if (v.is_number_integer()) {
-    int64_t w = v.get<int64_t>();
+int WeightOf(element v) {
+  if (int64_t w = 0; v.get_int64().get(w) == simdjson::SUCCESS) {
     return w >= 0 && w <= INT32_MAX ? static_cast<int>(w) : -1;
   }
-  if (v.is_number_float()) {
-    double d = v.get<double>();
+  if (double d = 0; v.get_double().get(d) == simdjson::SUCCESS) {
     if (d >= 0 && d <= INT32_MAX && static_cast<double>(static_cast<int>(d)) == d) {
       return static_cast<int>(d);
     }
   }
   return -1;
+}
+
+// A member's value when present and not null.
+bool Present(element obj, const char* key, element* out) {
+  return obj[key].get(*out) == simdjson::SUCCESS && !out->is_null();
 }
 
 }  // namespace
@@ -52,10 +55,15 @@ std::optional<uint64_t> ParseConsulIndex(std::string_view header) {
 
 bool ParseCatalogServices(std::string_view body, std::vector<std::string>* names) {
   names->clear();
-  json doc = ParseJsonCourteously(body);
-  JsonFreeGuard free_doc(doc);
-  if (!doc.is_object()) return false;
-  for (const auto& [name, tags] : doc.items()) names->push_back(name);
+  element doc;
+  simdjson::dom::object services;
+  if (!ParseAnswer(body, &doc) || doc.get_object().get(services) != simdjson::SUCCESS) {
+    return false;
+  }
+  for (simdjson::dom::key_value_pair kv : services) names->emplace_back(kv.key);
+  // By name, each once (a key sent twice names one service).
+  std::sort(names->begin(), names->end());
+  names->erase(std::unique(names->begin(), names->end()), names->end());
   return true;
 }
 
@@ -80,20 +88,19 @@ void SortConsulNodes(ConsulSort sort, DiscoveredNodes* nodes) {
 
 bool ParseHealthService(std::string_view body, int weight, ConsulSort sort, DiscoveredNodes* out) {
   out->clear();
-  json doc = ParseJsonCourteously(body);
-  JsonFreeGuard free_doc(doc);
-  if (!doc.is_array()) return false;
+  element doc;
+  simdjson::dom::array entries;
+  if (!ParseAnswer(body, &doc) || doc.get_array().get(entries) != simdjson::SUCCESS) return false;
   std::set<std::pair<std::string, int>> seen;
-  for (const json& entry : doc) {
+  for (element entry : entries) {
     base::CourtesyPoint();
-    if (!entry.is_object()) continue;
-    auto service = entry.find("Service");
-    if (service == entry.end() || !service->is_object()) continue;
+    element service;
+    if (entry["Service"].get(service) != simdjson::SUCCESS || !service.is_object()) continue;
     DiscoveredNode node;
-    auto address = service->find("Address");
-    if (address != service->end() && address->is_string()) node.host = address->get<std::string>();
-    auto port = service->find("Port");
-    node.port = port == service->end() || port->is_null() ? 0 : PortOf(*port);
+    std::string_view address;
+    if (service["Address"].get_string().get(address) == simdjson::SUCCESS) node.host = address;
+    element port;
+    node.port = Present(service, "Port", &port) ? PortOf(port) : 0;
     if (node.port == 0) node.port = 80;
     node.weight = weight;
     if (!seen.emplace(node.host, node.port).second) continue;
@@ -126,34 +133,41 @@ std::string EncodeConsulDump(const ConsulServices& services, int64_t now, int64_
 StatusOr<ConsulServices> DecodeConsulDump(std::string_view text, int64_t now, int64_t expire) {
   std::string_view trimmed = base::TrimWhitespace(text);
   if (trimmed.empty()) return Status::Error("dump file is empty");
-  json entity = ParseJsonCourteously(trimmed);
-  if (entity.is_discarded()) return Status::Error("dump file is not JSON");
-  if (!entity.is_object() || !entity.contains("services") || !entity.contains("last_update")) {
+  element entity;
+  if (!ParseAnswer(trimmed, &entity)) return Status::Error("dump file is not JSON");
+  element services_value;
+  element last_update;
+  if (!entity.is_object() || entity["services"].get(services_value) != simdjson::SUCCESS ||
+      entity["last_update"].get(last_update) != simdjson::SUCCESS) {
     return Status::Error("dump file misses \"services\" or \"last_update\"");
   }
-  const json& services = entity["services"];
-  const json& last_update = entity["last_update"];
-  if (!services.is_object()) return Status::Error("dump file: \"services\" is not an object");
-  if (!last_update.is_number()) {
+  simdjson::dom::object services;
+  if (services_value.get_object().get(services) != simdjson::SUCCESS) {
+    return Status::Error("dump file: \"services\" is not an object");
+  }
+  double updated = 0;
+  if (last_update.get_double().get(updated) != simdjson::SUCCESS) {
     return Status::Error("dump file: \"last_update\" is not a number");
   }
-  if (expire != 0 &&
-      last_update.get<double>() + static_cast<double>(expire) < static_cast<double>(now)) {
+  if (expire != 0 && updated + static_cast<double>(expire) < static_cast<double>(now)) {
     return Status::Error("dump file had expired");
   }
   ConsulServices out;
-  for (const auto& [name, nodes] : services.items()) {
-    DiscoveredNodes& list = out[name];
-    if (!nodes.is_array()) continue;  // an empty object encodes an empty list
-    for (const json& n : nodes) {
+  for (simdjson::dom::key_value_pair kv : services) {
+    DiscoveredNodes& list = out[std::string(kv.key)];
+    list.clear();  // a name written twice: the last one counts
+    simdjson::dom::array nodes;
+    if (kv.value.get_array().get(nodes) != simdjson::SUCCESS) continue;  // {}: an empty list
+    for (element n : nodes) {
       if (!n.is_object()) continue;
       DiscoveredNode node;
-      auto host = n.find("host");
-      if (host != n.end() && host->is_string()) node.host = host->get<std::string>();
-      auto port = n.find("port");
-      node.port = port == n.end() || port->is_null() ? 0 : PortOf(*port);
-      auto weight = n.find("weight");
-      node.weight = weight == n.end() ? -1 : WeightOf(*weight);
+      if (std::string_view host; n["host"].get_string().get(host) == simdjson::SUCCESS) {
+        node.host = host;
+      }
+      element port;
+      node.port = Present(n, "port", &port) ? PortOf(port) : 0;
+      element weight;
+      node.weight = n["weight"].get(weight) == simdjson::SUCCESS ? WeightOf(weight) : -1;
       list.push_back(std::move(node));
     }
   }

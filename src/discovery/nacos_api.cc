@@ -4,10 +4,9 @@
 
 #include <cmath>
 #include <limits>
-#include <nlohmann/json.hpp>
 
 #include "base/courtesy.h"
-#include "discovery/courteous_json.h"
+#include "discovery/json_answer.h"
 
 namespace turnpike::discovery {
 namespace {
@@ -20,20 +19,17 @@ void AppendParam(std::string* out, std::string_view name, std::string_view value
 }
 
 // An integer in [min, max] from a JSON number (1.0 counts: Nacos writes weights as floats).
-std::optional<int64_t> IntegerIn(const nlohmann::json& v, int64_t min, int64_t max) {
-  double d = 0;
-  if (v.is_number_integer()) {
-    if (v.is_number_unsigned()) {
-      uint64_t u = v.get<uint64_t>();
-      if (u > static_cast<uint64_t>(max)) return std::nullopt;
-      return static_cast<int64_t>(u);
-    }
-    int64_t n = v.get<int64_t>();
+std::optional<int64_t> IntegerIn(simdjson::dom::element v, int64_t min, int64_t max) {
+  if (uint64_t u = 0; v.get_uint64().get(u) == simdjson::SUCCESS) {  // any integer >= 0
+    if (u > static_cast<uint64_t>(max) || static_cast<int64_t>(u) < min) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
+  if (int64_t n = 0; v.get_int64().get(n) == simdjson::SUCCESS) {
     if (n < min || n > max) return std::nullopt;
     return n;
   }
-  if (!v.is_number_float()) return std::nullopt;
-  d = v.get<double>();
+  double d = 0;
+  if (v.get_double().get(d) != simdjson::SUCCESS) return std::nullopt;  // not a number
   if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(min) ||
       d > static_cast<double>(max)) {
     return std::nullopt;
@@ -146,14 +142,16 @@ std::string NacosSignature(std::string_view key, std::string_view data) {
 }
 
 bool ParseNacosLogin(std::string_view body, std::string* token, uint64_t* ttl_seconds) {
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return false;
-  auto at = j.find("accessToken");
-  if (at == j.end() || !at->is_string() || at->get<std::string>().empty()) return false;
-  *token = at->get<std::string>();
+  simdjson::dom::element j;
+  std::string_view at;
+  if (!ParseAnswer(body, &j) || j["accessToken"].get_string().get(at) != simdjson::SUCCESS ||
+      at.empty()) {
+    return false;
+  }
+  token->assign(at);
   *ttl_seconds = 0;
-  if (auto ttl = j.find("tokenTtl"); ttl != j.end()) {
-    if (std::optional<int64_t> n = IntegerIn(*ttl, 1, int64_t{1} << 40)) {
+  if (simdjson::dom::element ttl; j["tokenTtl"].get(ttl) == simdjson::SUCCESS) {
+    if (std::optional<int64_t> n = IntegerIn(ttl, 1, int64_t{1} << 40)) {
       *ttl_seconds = static_cast<uint64_t>(*n);
     }
   }
@@ -183,16 +181,19 @@ std::optional<std::string_view> FindTopLevelMember(std::string_view s, std::stri
 bool ParseNacosInstances(std::string_view body, int default_weight, DiscoveredNodes* out,
                          std::string* error) {
   out->clear();
-  nlohmann::json j = ParseJsonCourteously(body);
-  JsonFreeGuard free_j(j);
-  if (!j.is_object()) {
-    *error = j.is_discarded() ? "the answer is not JSON" : "the answer is not a JSON object";
+  simdjson::dom::element j;
+  if (!ParseAnswer(body, &j)) {
+    *error = "the answer is not JSON";
     return false;
   }
-  auto hosts = j.find("hosts");
-  if (hosts == j.end() || !hosts->is_array()) return true;  // no instances (APISIX: {})
-  out->reserve(hosts->size());
-  for (const nlohmann::json& h : *hosts) {
+  if (!j.is_object()) {
+    *error = "the answer is not a JSON object";
+    return false;
+  }
+  simdjson::dom::array hosts;
+  if (j["hosts"].get_array().get(hosts) != simdjson::SUCCESS) return true;  // no instances
+  out->reserve(hosts.size());
+  for (simdjson::dom::element h : hosts) {
     base::CourtesyPoint();
     if (!h.is_object()) {
       *error = "an entry of hosts is not an object";
@@ -200,16 +201,15 @@ bool ParseNacosInstances(std::string_view body, int default_weight, DiscoveredNo
       return false;
     }
     DiscoveredNode node;
-    if (auto ip = h.find("ip"); ip != h.end() && ip->is_string())
-      node.host = ip->get<std::string>();
+    if (std::string_view ip; h["ip"].get_string().get(ip) == simdjson::SUCCESS) node.host = ip;
     node.port = 0;
-    if (auto port = h.find("port"); port != h.end() && !port->is_null()) {
-      node.port = static_cast<int>(IntegerIn(*port, 0, 65535).value_or(-1));
+    if (simdjson::dom::element port; h["port"].get(port) == simdjson::SUCCESS && !port.is_null()) {
+      node.port = static_cast<int>(IntegerIn(port, 0, 65535).value_or(-1));
     }
     node.weight = default_weight;
-    if (auto w = h.find("weight"); w != h.end() && !w->is_null()) {
+    if (simdjson::dom::element w; h["weight"].get(w) == simdjson::SUCCESS && !w.is_null()) {
       node.weight =
-          static_cast<int>(IntegerIn(*w, 0, std::numeric_limits<int32_t>::max()).value_or(-1));
+          static_cast<int>(IntegerIn(w, 0, std::numeric_limits<int32_t>::max()).value_or(-1));
     }
     out->push_back(std::move(node));
   }

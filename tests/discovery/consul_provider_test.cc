@@ -145,8 +145,8 @@ TEST(ConsulCatalogTest, HealthAnswersBecomeNodesAsApisixBuildsThem) {
   EXPECT_FALSE(ParseHealthService("{}", 1, ConsulSort::kOrigin, &nodes));
   EXPECT_FALSE(ParseHealthService("[", 1, ConsulSort::kOrigin, &nodes));
   std::vector<std::string> names;
-  ASSERT_TRUE(ParseCatalogServices(R"({"web": ["a"], "consul": []})", &names));
-  EXPECT_EQ(names, (std::vector<std::string>{"consul", "web"}));
+  ASSERT_TRUE(ParseCatalogServices(R"({"web": ["a"], "consul": [], "web": []})", &names));
+  EXPECT_EQ(names, (std::vector<std::string>{"consul", "web"}));  // by name, each once
   EXPECT_FALSE(ParseCatalogServices("[]", &names));
   EXPECT_EQ(ParseConsulIndex("42"), 42u);
   EXPECT_FALSE(ParseConsulIndex("0").has_value());
@@ -175,6 +175,16 @@ TEST(ConsulCatalogTest, DumpRoundTripsAndExpires) {
       R"({"services": {"a": [{"host": "h", "port": 1, "weight": 1.5}]}, "last_update": 1})", 2, 0);
   ASSERT_TRUE(odd.ok());
   EXPECT_EQ(odd.value().at("a"), (DiscoveredNodes{{"h", 1, -1, 0}}));
+  // A service written twice: the last list counts (a JSON object's last member); a port may
+  // be a numeric string (Lua's tonumber), a weight a whole float.
+  StatusOr<ConsulServices> twice = DecodeConsulDump(
+      R"({"services": {"a": [{"host": "h1", "port": 1, "weight": 1}],
+                       "a": [{"host": "h2", "port": "2", "weight": 2.0}]}, "last_update": 1})",
+      2, 0);
+  ASSERT_TRUE(twice.ok());
+  EXPECT_EQ(twice.value().at("a"), (DiscoveredNodes{{"h2", 2, 2, 0}}));
+  EXPECT_FALSE(DecodeConsulDump(R"({"services": [], "last_update": 1})", 2, 0).ok());
+  EXPECT_FALSE(DecodeConsulDump(R"({"services": {}, "last_update": "1"})", 2, 0).ok());
 }
 
 // ---- the provider against the fake agent ----

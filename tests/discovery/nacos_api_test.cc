@@ -143,7 +143,9 @@ TEST(NacosApiTest, InstancesBecomeNodesAsApisixMakesThem) {
       {"ip":"10.0.0.3","port":8082,"weight":0.5},
       {"ip":"10.0.0.4","port":70000,"weight":3},
       {"port":1,"weight":2},
-      {"ip":"nacos.test","weight":0}]})",
+      {"ip":"nacos.test","weight":0},
+      {"ip":"10.0.0.5","port":-1,"weight":18446744073709551615},
+      {"ip":"10.0.0.6","port":80.0,"weight":null}]})",
                                   100, &nodes, &error))
       << error;
   EXPECT_EQ(nodes, (DiscoveredNodes{{"10.0.0.1", 8080, 1, 0},
@@ -151,7 +153,9 @@ TEST(NacosApiTest, InstancesBecomeNodesAsApisixMakesThem) {
                                     {"10.0.0.3", 8082, -1, 0},
                                     {"10.0.0.4", -1, 3, 0},
                                     {"", 1, 2, 0},
-                                    {"nacos.test", 0, 0, 0}}));
+                                    {"nacos.test", 0, 0, 0},
+                                    {"10.0.0.5", -1, -1, 0},
+                                    {"10.0.0.6", 80, 100, 0}}));
   ASSERT_TRUE(ParseNacosInstances(R"({"hosts":[]})", 100, &nodes, &error));
   EXPECT_TRUE(nodes.empty());
   ASSERT_TRUE(ParseNacosInstances(R"({"name":"x"})", 100, &nodes, &error));

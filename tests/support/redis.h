@@ -1,8 +1,15 @@
 // A real redis-server for tests: started on 127.0.0.1 and a free port, with no persistence,
 // killed by PID when the object goes (or by Kill() mid-test, then Start() again on the same
 // port). Commands go through redis-cli.
+//
+// FreePort() only says a port was free when it looked: a test running beside this one may bind
+// it first (redis-server then exits), or a redis-server of another test may already serve it
+// and answer PING. So a start counts only once the server that answers is this object's process
+// (`INFO server`'s process_id), and a first start that lost its port moves to another one (up
+// to 5 ports); a restart after Kill() keeps its port, which clients were given.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,7 +20,7 @@ namespace turnpike::testing {
 
 class RedisServer {
  public:
-  // Picks a free port; Start() runs the server on it.
+  // Picks a free port; Start() runs the server on it (or on another, see above).
   RedisServer();
   ~RedisServer();
 
@@ -38,12 +45,15 @@ class RedisServer {
   static bool Available();
 
  private:
-  bool Launch(const std::vector<std::string>& args);
+  // Starts redis-server with args(port_) and waits for its own PONG; see above.
+  bool Launch(const std::function<std::vector<std::string>(int port)>& args);
+  bool LaunchOnce(const std::vector<std::string>& args, bool* port_lost);
 
   int port_ = 0;
   std::string error_;
   std::string sentinel_conf_;  // removed with the object
   std::unique_ptr<Process> process_;
+  bool started_ = false;  // once: the port is given out and stays
 };
 
 }  // namespace turnpike::testing

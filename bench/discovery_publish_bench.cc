@@ -128,8 +128,10 @@ void BM_SliceEventSimdjson(benchmark::State& state) {
   size_t read = 0;
   for (auto _ : state) {
     simdjson::dom::element event;
+    simdjson::dom::element object;
     if (parser.parse(text).get(event) != simdjson::SUCCESS ||
-        !ReadEndpointSlice(event["object"].value_unsafe(), 1, &ns, &key, &part, &nodes)) {
+        event["object"].get(object) != simdjson::SUCCESS ||
+        !ReadEndpointSlice(object, 1, &ns, &key, &part, &nodes)) {
       state.SkipWithError("the event did not parse");
       break;
     }

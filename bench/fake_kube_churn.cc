@@ -14,13 +14,16 @@
 // the gateway, but no new node set follows (what the changes themselves cost, by difference).
 //
 // SIGUSR1 pauses the changes, SIGUSR2 resumes them (the first change one interval later);
-// --paused 1 starts paused. Prints "LISTENING <port>" once serving, then "STEP <n>" after each
+// --paused 1 starts paused. With --warm-all 1 the service starts with every address of the file
+// (the spare blocks as more slices, <service>-<i> after the others), and the first SIGUSR1 deletes
+// those slices: the set is then the first --nodes addresses, as without the option, in a gateway
+// that has connected to every address (bench/node_churn.sh SPARES_WARM=1). Prints "LISTENING <port>" once serving, then "STEP <n>" after each
 // change; SIGINT or SIGTERM stops it. The history is compacted every 100 changes (open watches go
 // on; a new watch from an older version gets 410, as from a real API server).
 //
 // Usage: fake_kube_churn --ips FILE --nodes N --slice S --port P [--interval-ms MS]
-//                        [--same 0|1] [--paused 0|1] [--namespace default] [--service churn]
-//                        [--token churn]
+//                        [--same 0|1] [--paused 0|1] [--warm-all 0|1] [--namespace default]
+//                        [--service churn] [--token churn]
 #include <signal.h>
 
 #include <atomic>
@@ -50,8 +53,8 @@ void OnResume(int) { g_paused = false; }
   std::fprintf(
       stderr,
       "fake_kube_churn: %s\nusage: fake_kube_churn --ips FILE --nodes N --slice S "
-      "--port P [--interval-ms MS] [--same 0|1] [--paused 0|1] [--namespace NS] [--service NAME] "
-      "[--token T]\n",
+      "--port P [--interval-ms MS] [--same 0|1] [--paused 0|1] [--warm-all 0|1] [--namespace NS] "
+      "[--service NAME] [--token T]\n",
       why);
   std::exit(2);
 }
@@ -60,7 +63,7 @@ void OnResume(int) { g_paused = false; }
 
 int main(int argc, char** argv) {
   std::string ips_file, ns = "default", service = "churn", token = "churn";
-  long nodes = 0, slice = 0, port = 0, interval_ms = 0, same = 0, paused = 0;
+  long nodes = 0, slice = 0, port = 0, interval_ms = 0, same = 0, paused = 0, warm_all = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (i + 1 >= argc) Usage(("missing value for " + arg).c_str());
@@ -89,6 +92,8 @@ int main(int argc, char** argv) {
         same = n;
       } else if (arg == "--paused") {
         paused = n;
+      } else if (arg == "--warm-all") {
+        warm_all = n;
       } else {
         Usage(("unknown option " + arg).c_str());
       }
@@ -133,6 +138,12 @@ int main(int argc, char** argv) {
   }
   std::deque<size_t> spare;
   for (size_t b = slices; b < blocks; ++b) spare.push_back(b);
+  if (warm_all != 0) {
+    if (interval_ms != 0) Usage("--warm-all is for a set that does not churn (--interval-ms 0)");
+    for (size_t b = slices; b < blocks; ++b) {
+      api.Apply(FakeKubeApiServer::Kind::kEndpointSlices, make_slice(b, b));
+    }
+  }
   api.Compact();
 
   struct sigaction sa {};
@@ -150,7 +161,16 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   auto next = std::chrono::steady_clock::now();
+  bool warm_dropped = false;
   for (uint64_t step = 0; !g_stop;) {
+    if (warm_all != 0 && g_paused && !warm_dropped) {
+      for (size_t b = slices; b < blocks; ++b) {
+        api.Delete(FakeKubeApiServer::Kind::kEndpointSlices, ns, service + "-" + std::to_string(b));
+      }
+      warm_dropped = true;
+      std::printf("DROPPED %zu\n", blocks - slices);
+      std::fflush(stdout);
+    }
     if (interval_ms == 0 || g_paused) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       next = std::chrono::steady_clock::now();  // a resumed churn starts one interval later

@@ -61,6 +61,12 @@
 #                             longer changes, in a gateway that stored ~30 sets before: against
 #                             a gateway that never saw a change, what having churned costs (the
 #                             gap between unpaired and PAIRED=1 runs), with no change during it
+#        SPARES_WARM=0        1: unpaired, but the static gateway's set starts with every address
+#                             (NODES + SPARE) and drops the spares after its warm-up (8 DELETED
+#                             slices): it serves the same NODES addresses as a plain static run,
+#                             holding a connection to every address as a churned gateway does,
+#                             having stored a few sets, not ~30, and with a set in address order
+#                             (against HISTORY=1: which part of having churned costs)
 #        DELAY_MS=0           0: wrk flat out (the p99 is mostly queueing on a busy machine);
 #                             N > 0: paced load (bench/wrk/paced.lua: each connection waits N ms
 #                             after every answer), so the p99 shows what disturbs a request
@@ -114,6 +120,7 @@ min_rounds=${MIN_ROUNDS:-10}
 same=${SAME:-0}
 paired=${PAIRED:-0}
 history=${HISTORY:-0}
+spares_warm=${SPARES_WARM:-0}
 threads=${THREADS:-1}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
@@ -125,10 +132,11 @@ backends=${BACKENDS:-wildcard}
   { echo "$bench_name: BACKENDS must be per-address or wildcard" >&2; exit 2; }
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds delay_ms same paired history min_rounds; do
+for v in nodes slice spare interval_ms rounds delay_ms same paired history spares_warm min_rounds; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
 ((paired && history)) && { echo "$bench_name: HISTORY=1 is for unpaired runs (PAIRED=0)" >&2; exit 2; }
+((paired && spares_warm)) && { echo "$bench_name: SPARES_WARM=1 is for unpaired runs (PAIRED=0)" >&2; exit 2; }
 max_attempts=${MAX_ATTEMPTS:-$((3 * rounds))}
 [[ $max_attempts =~ ^[0-9]+$ ]] || { echo "$bench_name: MAX_ATTEMPTS must be a whole number" >&2; exit 2; }
 [[ $steal_max == off || $steal_max =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
@@ -200,13 +208,14 @@ fi
 # One fake API server and one gateway per run ----------------------------------------------------
 # start_run MODE ROUND: the fake (changing every INTERVAL_MS for churn) and a fresh Turnpike.
 start_run() {
-  local mode=$1 round=$2 dir=$work/$1-$2 every=0 i paused=0
+  local mode=$1 round=$2 dir=$work/$1-$2 every=0 i paused=0 warm_all=0
   mkdir -p "$dir"
   [[ $mode == churn || $mode == paired ]] && every=$interval_ms
   [[ $mode == paired ]] && paused=1
+  ((spares_warm)) && [[ $mode == static ]] && warm_all=1
   : >"$dir/fake.out"  # exists before the loop below reads it (the job opens it later)
   "${fake_sched[@]}" "${load_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
-    --port "$node_port" --interval-ms "$every" --same "$same" --paused "$paused" >"$dir/fake.out" 2>"$dir/fake.err" &
+    --port "$node_port" --interval-ms "$every" --same "$same" --paused "$paused" --warm-all "$warm_all" >"$dir/fake.out" 2>"$dir/fake.err" &
   fake_pid=$!
   started_pids+=("$fake_pid")
   kube_port=
@@ -310,7 +319,7 @@ run_wrk() {
 }
 
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
-  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
+  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "backends: $backends, pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
 # Each measured figure: the array of its kept values per mode (space-separated) and the
@@ -346,6 +355,10 @@ while ((kept < rounds)); do
       [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/$mode-$round/warmup.txt"
       if ((history)) && [[ $mode == churn ]]; then
         kill -USR1 "$fake_pid"  # the changes stop; what the warm-up left stays
+        sleep 0.3
+      fi
+      if ((spares_warm)) && [[ $mode == static ]]; then
+        kill -USR1 "$fake_pid"  # the spare slices go; their connections stay, idle
         sleep 0.3
       fi
       out=$work/$mode-$round/wrk.txt

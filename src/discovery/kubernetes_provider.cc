@@ -119,11 +119,11 @@ void MergeRuns(std::vector<Run> runs, DiscoveredNodes* out) {
   }
 }
 
-bool Metadata(element object, std::string* ns, std::string* name) {
-  element md;
-  if (!Member(object, "metadata", &md)) return false;
-  ns->assign(StringMember(md, "namespace"));
-  name->assign(StringMember(md, "name"));
+// metadata.namespace and metadata.name, both non-empty; `md` gets the metadata.
+bool Metadata(element object, std::string* ns, std::string* name, element* md) {
+  if (!Member(object, "metadata", md)) return false;
+  ns->assign(StringMember(*md, "namespace"));
+  name->assign(StringMember(*md, "name"));
   return !ns->empty() && !name->empty();
 }
 
@@ -132,7 +132,8 @@ bool Metadata(element object, std::string* ns, std::string* name) {
 bool ReadEndpoints(element object, int weight, std::string* ns, std::string* key,
                    KubePortNodes* nodes) {
   std::string name;
-  if (!Metadata(object, ns, &name)) return false;
+  element md;
+  if (!Metadata(object, ns, &name, &md)) return false;
   *key = *ns + "/" + name;
   nodes->clear();
   simdjson::dom::array subsets;
@@ -157,10 +158,11 @@ bool ReadEndpoints(element object, int weight, std::string* ns, std::string* key
 
 bool ReadEndpointSlice(element object, int weight, std::string* ns, std::string* key,
                        std::string* part, KubePortNodes* nodes) {
-  if (!Metadata(object, ns, part)) return false;
+  element md;
+  if (!Metadata(object, ns, part, &md)) return false;
   element labels;
   std::string_view service;
-  if (Member(object["metadata"].value_unsafe(), "labels", &labels)) {
+  if (Member(md, "labels", &labels)) {
     service = StringMember(labels, kServiceNameLabel);
   }
   if (service.empty()) return false;

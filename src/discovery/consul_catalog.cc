@@ -40,11 +40,6 @@ int WeightOf(element v) {
   return -1;
 }
 
-// A member's value when present and not null.
-bool Present(element obj, const char* key, element* out) {
-  return obj[key].get(*out) == simdjson::SUCCESS && !out->is_null();
-}
-
 }  // namespace
 
 std::optional<uint64_t> ParseConsulIndex(std::string_view header) {
@@ -97,10 +92,9 @@ bool ParseHealthService(std::string_view body, int weight, ConsulSort sort, Disc
     element service;
     if (entry["Service"].get(service) != simdjson::SUCCESS || !service.is_object()) continue;
     DiscoveredNode node;
-    std::string_view address;
-    if (service["Address"].get_string().get(address) == simdjson::SUCCESS) node.host = address;
+    node.host = JsonStringMember(service, "Address");
     element port;
-    node.port = Present(service, "Port", &port) ? PortOf(port) : 0;
+    node.port = JsonMember(service, "Port", &port) ? PortOf(port) : 0;
     if (node.port == 0) node.port = 80;
     node.weight = weight;
     if (!seen.emplace(node.host, node.port).second) continue;
@@ -161,11 +155,9 @@ StatusOr<ConsulServices> DecodeConsulDump(std::string_view text, int64_t now, in
     for (element n : nodes) {
       if (!n.is_object()) continue;
       DiscoveredNode node;
-      if (std::string_view host; n["host"].get_string().get(host) == simdjson::SUCCESS) {
-        node.host = host;
-      }
+      node.host = JsonStringMember(n, "host");
       element port;
-      node.port = Present(n, "port", &port) ? PortOf(port) : 0;
+      node.port = JsonMember(n, "port", &port) ? PortOf(port) : 0;
       element weight;
       node.weight = n["weight"].get(weight) == simdjson::SUCCESS ? WeightOf(weight) : -1;
       list.push_back(std::move(node));

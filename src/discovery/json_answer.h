@@ -8,7 +8,8 @@
 // list pages outlive one call).
 //
 // An element from AnswerParser() is valid until the thread's next AnswerParser().parse(): read
-// what you need, then return. Thread rules: any thread (the parser is thread_local).
+// what you need, then return. The member readers below serve every provider's answers (and
+// the informer's own documents). Thread rules: any thread (the parser is thread_local).
 #pragma once
 
 #include <simdjson.h>
@@ -22,6 +23,17 @@ simdjson::dom::parser& AnswerParser();
 // AnswerParser().parse(text): the root element, or false when `text` is not one JSON value.
 inline bool ParseAnswer(std::string_view text, simdjson::dom::element* root) {
   return AnswerParser().parse(text.data(), text.size()).get(*root) == simdjson::SUCCESS;
+}
+
+// obj[key] into `out`; false when `obj` is not an object or the member is absent or null.
+inline bool JsonMember(simdjson::dom::element obj, const char* key, simdjson::dom::element* out) {
+  return obj[key].get(*out) == simdjson::SUCCESS && !out->is_null();
+}
+
+// obj[key] when it is a string, else "" (also when `obj` is not an object).
+inline std::string_view JsonStringMember(simdjson::dom::element obj, const char* key) {
+  std::string_view v;
+  return obj[key].get_string().get(v) == simdjson::SUCCESS ? v : std::string_view();
 }
 
 }  // namespace turnpike::discovery

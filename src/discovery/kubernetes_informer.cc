@@ -12,6 +12,7 @@
 #include "base/courtesy.h"
 #include "base/strings.h"
 #include "discovery/ares_resolver.h"
+#include "discovery/json_answer.h"
 
 namespace turnpike::discovery {
 namespace {
@@ -22,16 +23,10 @@ constexpr uint64_t kMaxListBytes = 256u << 20;  // one list page
 // A watch that ends (or a 410 that follows another) sooner than this waits retry_min_ms.
 constexpr uint64_t kQuickMs = 1000;
 
-// obj[key] as a string; "" when `obj` is not an object or the member is not a string.
-std::string_view JsonString(simdjson::dom::element obj, const char* key) {
-  std::string_view v;
-  return obj[key].get_string().get(v) == simdjson::SUCCESS ? v : std::string_view();
-}
-
 // The resourceVersion of an object (or of a list's metadata).
 std::string_view ResourceVersion(simdjson::dom::element obj) {
   simdjson::dom::element md;
-  return obj["metadata"].get(md) == simdjson::SUCCESS ? JsonString(md, "resourceVersion")
+  return obj["metadata"].get(md) == simdjson::SUCCESS ? JsonStringMember(md, "resourceVersion")
                                                       : std::string_view();
 }
 
@@ -269,7 +264,7 @@ void KubeInformer::OnListDone(http_client::Result r) {
   simdjson::dom::element doc;
   if (parser_.parse_into_document(*page, resp.body.data(), resp.body.size()).get(doc) !=
           simdjson::SUCCESS ||
-      !doc.is_object() || JsonString(doc, "kind") != list_kind_) {
+      !doc.is_object() || JsonStringMember(doc, "kind") != list_kind_) {
     Fail(Step::kRetryList,
          "list: unexpected body, not a " + list_kind_ + ": " + Snippet(resp.body));
     return;
@@ -282,7 +277,7 @@ void KubeInformer::OnListDone(http_client::Result r) {
   std::string rv(ResourceVersion(doc));
   std::string next;
   if (simdjson::dom::element md; doc["metadata"].get(md) == simdjson::SUCCESS) {
-    next = JsonString(md, "continue");
+    next = JsonStringMember(md, "continue");
   }
   if (!next.empty()) {
     continue_ = std::move(next);
@@ -373,7 +368,7 @@ bool KubeInformer::HandleEvent(std::string_view line) {
   simdjson::dom::element obj;
   std::string_view type;
   if (parser_.parse(line.data(), line.size()).get(ev) != simdjson::SUCCESS ||
-      (type = JsonString(ev, "type")).empty() || ev["object"].get(obj) != simdjson::SUCCESS ||
+      (type = JsonStringMember(ev, "type")).empty() || ev["object"].get(obj) != simdjson::SUCCESS ||
       !obj.is_object()) {
     stream_ended_ = true;
     Fail(Step::kRetryWatch, "watch: unexpected event " + Snippet(line));

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "base/courtesy.h"
+#include "discovery/json_answer.h"
 #include "expr/regex.h"
 
 namespace turnpike::discovery {
@@ -16,16 +17,6 @@ constexpr char kServiceNameLabel[] = "kubernetes.io/service-name";
 
 using simdjson::dom::element;
 
-// obj[key], or false when `obj` is not an object or the member is absent or null.
-bool Member(element obj, const char* key, element* out) {
-  return obj[key].get(*out) == simdjson::SUCCESS && !out->is_null();
-}
-
-std::string_view StringMember(element obj, const char* key) {
-  std::string_view v;
-  return obj[key].get_string().get(v) == simdjson::SUCCESS ? v : std::string_view();
-}
-
 // obj[key] when it is an array.
 bool ArrayMember(element obj, const char* key, simdjson::dom::array* out) {
   return obj[key].get_array().get(*out) == simdjson::SUCCESS;
@@ -34,7 +25,7 @@ bool ArrayMember(element obj, const char* key, simdjson::dom::array* out) {
 // A JSON scalar as Lua's tostring() writes it (strings and integers only).
 bool ScalarText(element obj, const char* key, std::string* out) {
   element v;
-  if (!Member(obj, key, &v)) return false;
+  if (!JsonMember(obj, key, &v)) return false;
   std::string_view text;
   if (v.get_string().get(text) == simdjson::SUCCESS) {
     out->assign(text);
@@ -121,9 +112,9 @@ void MergeRuns(std::vector<Run> runs, DiscoveredNodes* out) {
 
 // metadata.namespace and metadata.name, both non-empty; `md` gets the metadata.
 bool Metadata(element object, std::string* ns, std::string* name, element* md) {
-  if (!Member(object, "metadata", md)) return false;
-  ns->assign(StringMember(*md, "namespace"));
-  name->assign(StringMember(*md, "name"));
+  if (!JsonMember(object, "metadata", md)) return false;
+  ns->assign(JsonStringMember(*md, "namespace"));
+  name->assign(JsonStringMember(*md, "name"));
   return !ns->empty() && !name->empty();
 }
 
@@ -149,7 +140,8 @@ bool ReadEndpoints(element object, int weight, std::string* ns, std::string* key
       int number = PortNumber(port);
       for (element address : addresses) {
         base::CourtesyPoint();
-        list.push_back(DiscoveredNode{std::string(StringMember(address, "ip")), number, weight, 0});
+        list.push_back(
+            DiscoveredNode{std::string(JsonStringMember(address, "ip")), number, weight, 0});
       }
     }
   }
@@ -162,8 +154,8 @@ bool ReadEndpointSlice(element object, int weight, std::string* ns, std::string*
   if (!Metadata(object, ns, part, &md)) return false;
   element labels;
   std::string_view service;
-  if (Member(md, "labels", &labels)) {
-    service = StringMember(labels, kServiceNameLabel);
+  if (JsonMember(md, "labels", &labels)) {
+    service = JsonStringMember(labels, kServiceNameLabel);
   }
   if (service.empty()) return false;
   *key = *ns + "/";
@@ -174,22 +166,31 @@ bool ReadEndpointSlice(element object, int weight, std::string* ns, std::string*
   if (!ArrayMember(object, "endpoints", &endpoints) || !ArrayMember(object, "ports", &ports)) {
     return true;
   }
+  // Every endpoint of a slice has the slice's ports: their keys are made once, not per
+  // endpoint (a string and a map lookup each).
+  struct SlicePort {
+    std::string key;
+    int number;
+    DiscoveredNodes* list = nullptr;
+  };
+  std::vector<SlicePort> slice_ports;
+  for (element port : ports) slice_ports.push_back({PortKey(port), PortNumber(port)});
   for (element ep : endpoints) {
     base::CourtesyPoint();
     simdjson::dom::array addresses;
     element conditions;
     bool ready = false;
-    if (!ArrayMember(ep, "addresses", &addresses) || !Member(ep, "conditions", &conditions) ||
+    if (!ArrayMember(ep, "addresses", &addresses) || !JsonMember(ep, "conditions", &conditions) ||
         conditions["ready"].get_bool().get(ready) != simdjson::SUCCESS || !ready) {
       continue;  // only endpoints reported ready (APISIX: conditions.ready must be true)
     }
-    for (element port : ports) {
-      DiscoveredNodes& list = (*nodes)[PortKey(port)];
-      int number = PortNumber(port);
+    for (SlicePort& port : slice_ports) {
+      // The port's list is made at its first ready endpoint (a slice with none adds no key).
+      if (port.list == nullptr) port.list = &(*nodes)[port.key];
       for (element address : addresses) {
         std::string_view ip;
         if (address.get_string().get(ip) == simdjson::SUCCESS) {
-          list.push_back(DiscoveredNode{std::string(ip), number, weight, 0});
+          port.list->push_back(DiscoveredNode{std::string(ip), port.number, weight, 0});
         }
       }
     }

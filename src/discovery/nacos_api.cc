@@ -143,11 +143,9 @@ std::string NacosSignature(std::string_view key, std::string_view data) {
 
 bool ParseNacosLogin(std::string_view body, std::string* token, uint64_t* ttl_seconds) {
   simdjson::dom::element j;
-  std::string_view at;
-  if (!ParseAnswer(body, &j) || j["accessToken"].get_string().get(at) != simdjson::SUCCESS ||
-      at.empty()) {
-    return false;
-  }
+  if (!ParseAnswer(body, &j)) return false;
+  std::string_view at = JsonStringMember(j, "accessToken");
+  if (at.empty()) return false;
   token->assign(at);
   *ttl_seconds = 0;
   if (simdjson::dom::element ttl; j["tokenTtl"].get(ttl) == simdjson::SUCCESS) {
@@ -201,13 +199,13 @@ bool ParseNacosInstances(std::string_view body, int default_weight, DiscoveredNo
       return false;
     }
     DiscoveredNode node;
-    if (std::string_view ip; h["ip"].get_string().get(ip) == simdjson::SUCCESS) node.host = ip;
+    node.host = JsonStringMember(h, "ip");
     node.port = 0;
-    if (simdjson::dom::element port; h["port"].get(port) == simdjson::SUCCESS && !port.is_null()) {
+    if (simdjson::dom::element port; JsonMember(h, "port", &port)) {
       node.port = static_cast<int>(IntegerIn(port, 0, 65535).value_or(-1));
     }
     node.weight = default_weight;
-    if (simdjson::dom::element w; h["weight"].get(w) == simdjson::SUCCESS && !w.is_null()) {
+    if (simdjson::dom::element w; JsonMember(h, "weight", &w)) {
       node.weight =
           static_cast<int>(IntegerIn(w, 0, std::numeric_limits<int32_t>::max()).value_or(-1));
     }

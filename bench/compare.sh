@@ -19,6 +19,8 @@
 #        WARMUP=2s        one unmeasured run per proxy before round 1 (0 = none)
 #        PROXIES="turnpike nginx"   which proxies to run (e.g. PROXIES=nginx)
 #        TURNPIKE_BIN     gateway binary (default build/release/src/daemon/turnpike)
+#        BASE_BIN         a second Turnpike binary, run as the proxy "base" (PROXIES="turnpike
+#                         base nginx"): A/B of two builds on the same route, side by side
 #        PIN=auto         auto|1|0: pin the proxies to CPU 0 and wrk + upstream to the other
 #                         CPUs (auto = when there are at least 2 CPUs and taskset exists)
 #        KEEP=0           1 = keep the work directory (configs, logs, raw wrk output)
@@ -55,6 +57,7 @@ connections=${CONNECTIONS:-50}
 threads=${THREADS:-1}
 read -r -a proxies <<<"${PROXIES:-turnpike nginx}"
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
+base_bin=${BASE_BIN:-}
 pin=${PIN:-auto}
 keep=${KEEP:-0}
 plugins_yaml=${PLUGINS_YAML:-}
@@ -62,7 +65,8 @@ config_extra=${CONFIG_EXTRA:-}
 read -r -a scenarios <<<"${SCENARIOS:-plain}"
 
 for p in "${proxies[@]}"; do
-  [[ $p == turnpike || $p == nginx ]] || { echo "compare: unknown proxy '$p'" >&2; exit 2; }
+  [[ $p == turnpike || $p == base || $p == nginx ]] ||
+    { echo "compare: unknown proxy '$p'" >&2; exit 2; }
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "compare: ROUNDS must be a positive integer" >&2; exit 2; }
 for s in "${scenarios[@]}"; do
@@ -88,6 +92,10 @@ compare: no Turnpike binary at $turnpike_bin
 EOF
   exit 1
 fi
+if [[ " ${proxies[*]} " == *" base "* && ! -x $base_bin ]]; then
+  echo "compare: the proxy 'base' needs BASE_BIN, another Turnpike binary" >&2
+  exit 2
+fi
 
 # CPU placement -------------------------------------------------------------------------------
 ncpu=$(nproc)
@@ -108,8 +116,9 @@ source "$root/bench/lib/loadtest.sh"
 start_upstream_nginx
 declare -A proxy_url proxy_cpu_pids proxy_label
 
+# start_turnpike [NAME BINARY]: Turnpike (or, as NAME, another build of it) on the route.
 start_turnpike() {
-  local dir=$work/turnpike plugins=
+  local name=${1:-turnpike} dir=$work/${1:-turnpike} plugins=
   mkdir -p "$dir"
   if [[ -n $plugins_yaml ]]; then
     plugins=$'    plugins:\n'$(sed 's/^/      /' "$plugins_yaml")
@@ -125,10 +134,11 @@ $plugins
         "127.0.0.1:$up_port": 1
 #END
 EOF
-  start_turnpike_process "$dir" "$config_extra" "${proxy_cpus[@]}"
-  proxy_url[turnpike]=http://127.0.0.1:$TURNPIKE_PORT/hello
-  proxy_cpu_pids[turnpike]=$TURNPIKE_PID
-  proxy_label[turnpike]="turnpike (pid $TURNPIKE_PID)"
+  turnpike_bin=${2:-$turnpike_bin} start_turnpike_process "$dir" "$config_extra" \
+    "${proxy_cpus[@]}"
+  proxy_url[$name]=http://127.0.0.1:$TURNPIKE_PORT/hello
+  proxy_cpu_pids[$name]=$TURNPIKE_PID
+  proxy_label[$name]="$name (pid $TURNPIKE_PID${2:+, $2})"
 }
 
 start_nginx_proxy() {
@@ -165,6 +175,7 @@ EOF
 for p in "${proxies[@]}"; do
   case $p in
     turnpike) start_turnpike ;;
+    base) start_turnpike base "$base_bin" ;;
     nginx) start_nginx_proxy ;;
   esac
 done
@@ -301,9 +312,12 @@ echo
 for s in "${scenarios[@]}"; do
   suffix=
   [[ ${scenarios[*]} == plain ]] || suffix=/$s
-  if [[ -n ${med["turnpike$suffix rps"]:-} && -n ${med["nginx$suffix rps"]:-} ]]; then
-    ratio_line "turnpike/nginx$suffix" "turnpike$suffix" "nginx$suffix"
-  fi
+  for pair in turnpike/nginx turnpike/base base/nginx; do
+    a=${pair%/*} b=${pair#*/}
+    if [[ -n ${med["$a$suffix rps"]:-} && -n ${med["$b$suffix rps"]:-} ]]; then
+      ratio_line "$pair$suffix" "$a$suffix" "$b$suffix"
+    fi
+  done
 done
 if ((${#scenarios[@]} > 1)); then
   for p in "${proxies[@]}"; do

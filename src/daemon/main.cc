@@ -11,6 +11,7 @@
 #include "daemon/check.h"
 #include "daemon/control.h"
 #include "daemon/options.h"
+#include "http/parser.h"
 #include "logging/log_writer.h"
 
 namespace {
@@ -40,6 +41,10 @@ int main(int argc, char** argv) {
   if (opt.version) {
     std::printf("turnpike %s\n", TURNPIKE_VERSION);
     return 0;
+  }
+  if (const char* why = nullptr; !http::CpuCanRunParser(&why)) {
+    std::fprintf(stderr, "turnpike: %s\n", why);
+    return 1;
   }
   auto logger = spdlog::stderr_color_mt("turnpike");
   spdlog::set_default_logger(logger);

@@ -10,6 +10,19 @@
 #include "http/request_line.h"
 
 namespace turnpike::http {
+
+bool CpuCanRunParser(const char** why) {
+#if defined(TURNPIKE_LLHTTP_SSE42)
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("sse4.2")) {
+    *why = "this build's HTTP parser (llhttp) needs SSE4.2, which this CPU lacks; "
+           "build with -DTURNPIKE_LLHTTP_SSE42=OFF";
+    return false;
+  }
+#endif
+  *why = nullptr;
+  return true;
+}
 namespace {
 
 // Appends a span, merging it with the previous one when llhttp split a contiguous token.

@@ -26,6 +26,11 @@ size_t FindHeadEnd(std::string_view data, size_t* scan_pos);
 // Length of the first line (without its line ending), or `data.size()` when no line end yet.
 size_t FirstLineLength(std::string_view data);
 
+// Whether this CPU has the instructions llhttp was compiled for (SSE4.2 when the build machine
+// had it, cmake/llhttp.cmake). False, with `why` set, when it lacks them: the daemon refuses to
+// start rather than die on an illegal instruction at the first request.
+bool CpuCanRunParser(const char** why);
+
 struct BodyChunk {
   size_t consumed = 0;    // bytes of input used (the rest belongs to the next message)
   bool complete = false;  // the message ended inside this input

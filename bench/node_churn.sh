@@ -61,6 +61,13 @@
 #                             longer changes, in a gateway that stored ~30 sets before: against
 #                             a gateway that never saw a change, what having churned costs (the
 #                             gap between unpaired and PAIRED=1 runs), with no change during it
+#        TRIPLE=0             1: both designs in the same rounds: a fresh static gateway
+#                             (static), and one churning gateway measured churning (churn) and
+#                             with its changes paused (paused, SIGUSR1), the two in alternating
+#                             order after its churning warm-up. The verdict stays churn/static;
+#                             churn/paused (the paired design) and paused/static (having churned)
+#                             are printed beside it, and per round they multiply to the verdict's
+#                             ratio exactly, so the rounds say which of the two makes it
 #        SPARES_WARM=0        1: unpaired, but the static gateway's set starts with every address
 #                             (NODES + SPARE) and drops the spares after its warm-up (8 DELETED
 #                             slices): it serves the same NODES addresses as a plain static run,
@@ -120,6 +127,7 @@ min_rounds=${MIN_ROUNDS:-10}
 same=${SAME:-0}
 paired=${PAIRED:-0}
 history=${HISTORY:-0}
+triple=${TRIPLE:-0}
 spares_warm=${SPARES_WARM:-0}
 threads=${THREADS:-1}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
@@ -132,11 +140,15 @@ backends=${BACKENDS:-wildcard}
   { echo "$bench_name: BACKENDS must be per-address or wildcard" >&2; exit 2; }
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds delay_ms same paired history spares_warm min_rounds; do
+for v in nodes slice spare interval_ms rounds delay_ms same paired history triple spares_warm min_rounds; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
 ((paired && history)) && { echo "$bench_name: HISTORY=1 is for unpaired runs (PAIRED=0)" >&2; exit 2; }
 ((paired && spares_warm)) && { echo "$bench_name: SPARES_WARM=1 is for unpaired runs (PAIRED=0)" >&2; exit 2; }
+((triple && (paired || history || spares_warm))) &&
+  { echo "$bench_name: TRIPLE=1 goes alone (not with PAIRED, HISTORY or SPARES_WARM)" >&2; exit 2; }
+all_modes=(static churn)
+((triple)) && all_modes=(static churn paused)
 max_attempts=${MAX_ATTEMPTS:-$((3 * rounds))}
 [[ $max_attempts =~ ^[0-9]+$ ]] || { echo "$bench_name: MAX_ATTEMPTS must be a whole number" >&2; exit 2; }
 [[ $steal_max == off || $steal_max =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
@@ -319,7 +331,7 @@ run_wrk() {
 }
 
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
-  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
+  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "backends: $backends, pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
 # Each measured figure: the array of its kept values per mode (space-separated) and the
@@ -331,12 +343,26 @@ declare -A source_of=([rps]=RUN_RPS [p50]=RUN_P50 [p99]=RUN_P99 [ctl]=RUN_CTL_PC
   [connects]=RUN_CONNECTS [steal]=RUN_STEAL_PCT)
 discarded=0
 p99_ratios=
+paired_ratios=
+history_ratios=
 kept=0
 attempts=0
 while ((kept < rounds)); do
   round=$((kept + 1))
   attempts=$((attempts + 1))
-  if ((round % 2)); then modes=(static churn); else modes=(churn static); fi
+  if ((triple)); then
+    # The static run first or last, and the churn gateway's two runs in either order.
+    case $((round % 4)) in
+      1) modes=(static churn paused) ;;
+      2) modes=(paused churn static) ;;
+      3) modes=(static paused churn) ;;
+      0) modes=(churn paused static) ;;
+    esac
+  elif ((round % 2)); then
+    modes=(static churn)
+  else
+    modes=(churn static)
+  fi
   if ((paired)); then
     start_run paired "$round"
     # The warm-up churns, as an unpaired churn run's does from its start: the addresses the
@@ -350,6 +376,14 @@ while ((kept < rounds)); do
       out=$work/paired-$round/$mode.txt
       if [[ $mode == churn ]]; then kill -USR2 "$fake_pid"; else kill -USR1 "$fake_pid"; fi
       sleep 0.3  # a resumed churn's first change is one interval away; a pause is at once
+    elif ((triple)) && [[ $mode != static ]]; then
+      if [[ -z ${gw_pid:-} ]]; then  # the churn gateway's first run of the round
+        start_run churn "$round"
+        [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/churn-$round/warmup.txt"
+      fi
+      if [[ $mode == churn ]]; then kill -USR2 "$fake_pid"; else kill -USR1 "$fake_pid"; fi
+      sleep 0.3  # a resumed churn's first change is one interval away; a pause is at once
+      out=$work/churn-$round/$mode.txt
     else
       start_run "$mode" "$round"
       [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/$mode-$round/warmup.txt"
@@ -376,12 +410,25 @@ while ((kept < rounds)); do
     if ((RUN_ERRORS > 0)); then
       echo "  (errors: $(grep -E 'Non-2xx|Socket errors' "$out" | tr '\n' ' '))"
     fi
-    ((paired)) || stop_run
+    if ((triple)); then
+      # The churn gateway stops after its second run (the static one's own after its one).
+      if [[ $mode == static ]] || [[ -n ${churn_runs_done:-} ]]; then
+        stop_run
+        gw_pid=
+        churn_runs_done=
+      else
+        churn_runs_done=1
+      fi
+    elif ((!paired)); then
+      stop_run
+    fi
   done
   ((paired)) && stop_run
-  if [[ $steal_max != off ]] &&
-    awk -v a="${this_round[steal static]}" -v b="${this_round[steal churn]}" -v m="$steal_max" \
-      'BEGIN {exit !(a > m || b > m)}'; then
+  round_steal=0
+  for mode in "${all_modes[@]}"; do
+    awk -v a="${this_round[steal $mode]}" -v m="$steal_max" 'BEGIN {exit !(a > m)}' && round_steal=1
+  done
+  if [[ $steal_max != off ]] && ((round_steal)); then
     echo "  round $round discarded: steal above STEAL_MAX=$steal_max% (the host's stalls, not the" \
       "gateway's), run again"
     discarded=$((discarded + 1))
@@ -393,11 +440,17 @@ while ((kept < rounds)); do
   fi
   for figure in "${!source_of[@]}"; do
     declare -n kept_values=$figure
-    for mode in static churn; do kept_values[$mode]+="${this_round[$figure $mode]} "; done
+    for mode in "${all_modes[@]}"; do kept_values[$mode]+="${this_round[$figure $mode]} "; done
     unset -n kept_values
   done
   p99_ratios+="$(awk -v a="${this_round[p99 churn]}" -v b="${this_round[p99 static]}" \
     'BEGIN {printf "%.1f", 1000 * a / b}') "
+  if ((triple)); then
+    paired_ratios+="$(awk -v a="${this_round[p99 churn]}" -v b="${this_round[p99 paused]}" \
+      'BEGIN {printf "%.4f", a / b}') "
+    history_ratios+="$(awk -v a="${this_round[p99 paused]}" -v b="${this_round[p99 static]}" \
+      'BEGIN {printf "%.4f", a / b}') "
+  fi
   kept=$((kept + 1))
 done
 
@@ -411,7 +464,7 @@ fi
 printf '%-7s %10s %9s %9s %7s %12s %12s %13s %9s %9s %9s %9s\n' mode "req/s" "p50 ms" "p99 ms" errors \
   "changes/run" "stored/run" "connects/run" "control" worker fake steal
 # shellcheck disable=SC2086  # the per-round values are space-separated on purpose
-for mode in static churn; do
+for mode in "${all_modes[@]}"; do
   printf '%-7s %10.0f %9.3f %9.3f %7d %12.0f %12.0f %13.0f %8.2f%% %8.2f%% %8.2f%% %8.2f%%\n' "$mode" \
     "$(median ${rps[$mode]})" "$(median ${p50[$mode]})" "$(median ${p99[$mode]})" "${errs[$mode]}" \
     "$(median ${steps[$mode]})" "$(median ${stored[$mode]})" "$(median ${connects[$mode]})" \
@@ -434,7 +487,7 @@ read -r geo_mean ci_low ci_high < <(geo_interval $(printf '%s\n' $p99_ratios |
 echo "per-round p99 ratios, sorted: $(printf '%s\n' $p99_ratios | sort -g |
   awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / 1000}')"
 ((kept % 2 == 0)) || echo "note: an odd number of rounds leaves the order effect in the geometric mean"
-if ((errs[churn] > 0 || errs[static] > 0)); then
+if ((errs[churn] > 0 || errs[static] > 0 || ${errs[paused]:-0} > 0)); then
   verdict=FAIL
 elif [[ $ci_high == - ]]; then
   verdict="INCONCLUSIVE (one round: no interval)"
@@ -447,7 +500,16 @@ elif awk -v l="$ci_low" 'BEGIN {exit !(l > 1.10)}'; then
 else
   verdict="INCONCLUSIVE (the interval holds 1.10: more rounds, or a machine with less steal)"
 fi
+if ((triple)); then
+  # shellcheck disable=SC2086
+  read -r pg pl ph < <(geo_interval $paired_ratios)
+  # shellcheck disable=SC2086
+  read -r hg hl hh < <(geo_interval $history_ratios)
+  echo "p99 churn/paused (one gateway, its changes paused: the paired design): ${pg}x, 90% interval ${pl}-${ph}"
+  echo "p99 paused/static (a gateway that churned, paused, against one that never did): ${hg}x, 90% interval ${hl}-${hh}"
+fi
 echo "p99 churn/static: ${geo_mean}x (geometric mean of per-round ratios; 90% interval" \
   "${ci_low}-${ci_high}; $kept rounds kept, $discarded discarded for steal), ${ratio}x (medians)," \
   "${per_round}x (median of per-round ratios);" \
-  "errors static ${errs[static]}, churn ${errs[churn]}; target 0 errors and <= 1.10x: $verdict"
+  "errors static ${errs[static]}, churn ${errs[churn]}$( ((triple)) && echo ", paused ${errs[paused]}");" \
+  "target 0 errors and <= 1.10x: $verdict"

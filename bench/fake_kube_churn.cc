@@ -17,12 +17,16 @@
 // --paused 1 starts paused. With --warm-all 1 the service starts with every address of the file
 // (the spare blocks as more slices, <service>-<i> after the others), and the first SIGUSR1 deletes
 // those slices: the set is then the first --nodes addresses, as without the option, in a gateway
-// that has connected to every address (bench/node_churn.sh SPARES_WARM=1). Prints "LISTENING <port>" once serving, then "STEP <n>" after each
+// that has connected to every address (bench/node_churn.sh SPARES_WARM=1). With --restore 1
+// each pause puts every slice back on its first block (one event per slice that moved), so a
+// paused set is again the first --nodes addresses, in a gateway that churned (HISTORY=1
+// RESTORE=1: the history without the set it left). Prints "LISTENING <port>" once serving, then "STEP <n>" after each
 // change; SIGINT or SIGTERM stops it. The history is compacted every 100 changes (open watches go
 // on; a new watch from an older version gets 410, as from a real API server).
 //
 // Usage: fake_kube_churn --ips FILE --nodes N --slice S --port P [--interval-ms MS]
-//                        [--same 0|1] [--paused 0|1] [--warm-all 0|1] [--namespace default]
+//                        [--same 0|1] [--paused 0|1] [--warm-all 0|1] [--restore 0|1]
+//                        [--namespace default]
 //                        [--service churn] [--token churn]
 #include <signal.h>
 
@@ -53,7 +57,7 @@ void OnResume(int) { g_paused = false; }
   std::fprintf(
       stderr,
       "fake_kube_churn: %s\nusage: fake_kube_churn --ips FILE --nodes N --slice S "
-      "--port P [--interval-ms MS] [--same 0|1] [--paused 0|1] [--warm-all 0|1] [--namespace NS] "
+      "--port P [--interval-ms MS] [--same 0|1] [--paused 0|1] [--warm-all 0|1] [--restore 0|1] [--namespace NS] "
       "[--service NAME] [--token T]\n",
       why);
   std::exit(2);
@@ -64,6 +68,7 @@ void OnResume(int) { g_paused = false; }
 int main(int argc, char** argv) {
   std::string ips_file, ns = "default", service = "churn", token = "churn";
   long nodes = 0, slice = 0, port = 0, interval_ms = 0, same = 0, paused = 0, warm_all = 0;
+  long restore = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (i + 1 >= argc) Usage(("missing value for " + arg).c_str());
@@ -92,6 +97,8 @@ int main(int argc, char** argv) {
         same = n;
       } else if (arg == "--paused") {
         paused = n;
+      } else if (arg == "--restore") {
+        restore = n;
       } else if (arg == "--warm-all") {
         warm_all = n;
       } else {
@@ -162,6 +169,7 @@ int main(int argc, char** argv) {
 
   auto next = std::chrono::steady_clock::now();
   bool warm_dropped = false;
+  bool restored = false;
   for (uint64_t step = 0; !g_stop;) {
     if (warm_all != 0 && g_paused && !warm_dropped) {
       for (size_t b = slices; b < blocks; ++b) {
@@ -171,6 +179,21 @@ int main(int argc, char** argv) {
       std::printf("DROPPED %zu\n", blocks - slices);
       std::fflush(stdout);
     }
+    if (restore != 0 && g_paused && !restored) {
+      size_t changed = 0;
+      for (size_t i = 0; i < slices; ++i) {
+        if (block_of[i] == i) continue;
+        block_of[i] = i;
+        api.Apply(FakeKubeApiServer::Kind::kEndpointSlices, make_slice(i, i));
+        ++changed;
+      }
+      spare.clear();
+      for (size_t b = slices; b < blocks; ++b) spare.push_back(b);
+      restored = true;
+      std::printf("RESTORED %zu\n", changed);
+      std::fflush(stdout);
+    }
+    if (!g_paused) restored = false;
     if (interval_ms == 0 || g_paused) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       next = std::chrono::steady_clock::now();  // a resumed churn starts one interval later

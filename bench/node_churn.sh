@@ -61,6 +61,10 @@
 #                             longer changes, in a gateway that stored ~30 sets before: against
 #                             a gateway that never saw a change, what having churned costs (the
 #                             gap between unpaired and PAIRED=1 runs), with no change during it
+#        RESTORE=0            with HISTORY=1: when the churn stops, every slice goes back to its
+#                             first block, so the churned gateway then serves the same 10,000
+#                             addresses, in order, as a static one: its history without the set
+#                             the churn left (12,000 pooled connections and the heap stay)
 #        TRIPLE=0             1: both designs in the same rounds: a fresh static gateway
 #                             (static), and one churning gateway measured churning (churn) and
 #                             with its changes paused (paused, SIGUSR1), the two in alternating
@@ -131,6 +135,7 @@ same=${SAME:-0}
 paired=${PAIRED:-0}
 history=${HISTORY:-0}
 triple=${TRIPLE:-0}
+restore=${RESTORE:-0}
 spares_warm=${SPARES_WARM:-0}
 threads=${THREADS:-1}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
@@ -143,11 +148,12 @@ backends=${BACKENDS:-wildcard}
   { echo "$bench_name: BACKENDS must be per-address or wildcard" >&2; exit 2; }
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds delay_ms same paired history triple spares_warm min_rounds; do
+for v in nodes slice spare interval_ms rounds delay_ms same paired history triple restore spares_warm min_rounds; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
 ((paired && history)) && { echo "$bench_name: HISTORY=1 is for unpaired runs (PAIRED=0)" >&2; exit 2; }
 ((paired && spares_warm)) && { echo "$bench_name: SPARES_WARM=1 is for unpaired runs (PAIRED=0)" >&2; exit 2; }
+((restore && !history)) && { echo "$bench_name: RESTORE=1 goes with HISTORY=1" >&2; exit 2; }
 ((triple && (paired || history || spares_warm))) &&
   { echo "$bench_name: TRIPLE=1 goes alone (not with PAIRED, HISTORY or SPARES_WARM)" >&2; exit 2; }
 all_modes=(static churn)
@@ -223,14 +229,15 @@ fi
 # One fake API server and one gateway per run ----------------------------------------------------
 # start_run MODE ROUND: the fake (changing every INTERVAL_MS for churn) and a fresh Turnpike.
 start_run() {
-  local mode=$1 round=$2 dir=$work/$1-$2 every=0 i paused=0 warm_all=0
+  local mode=$1 round=$2 dir=$work/$1-$2 every=0 i paused=0 warm_all=0 restore_arg=0
   mkdir -p "$dir"
   [[ $mode == churn || $mode == paired ]] && every=$interval_ms
   [[ $mode == paired ]] && paused=1
   ((spares_warm)) && [[ $mode == static ]] && warm_all=1
+  ((restore)) && [[ $mode == churn ]] && restore_arg=1
   : >"$dir/fake.out"  # exists before the loop below reads it (the job opens it later)
   "${fake_sched[@]}" "${load_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
-    --port "$node_port" --interval-ms "$every" --same "$same" --paused "$paused" --warm-all "$warm_all" >"$dir/fake.out" 2>"$dir/fake.err" &
+    --port "$node_port" --interval-ms "$every" --same "$same" --paused "$paused" --warm-all "$warm_all" --restore "$restore_arg" >"$dir/fake.out" 2>"$dir/fake.err" &
   fake_pid=$!
   started_pids+=("$fake_pid")
   kube_port=
@@ -334,7 +341,7 @@ run_wrk() {
 }
 
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
-  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
+  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((restore)) && echo ", RESTORE=1: and its set goes back to the static one")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "backends: $backends, pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
 # Each measured figure: the array of its kept values per mode (space-separated) and the
@@ -393,7 +400,7 @@ while ((kept < rounds)); do
       [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/$mode-$round/warmup.txt"
       if ((history)) && [[ $mode == churn ]]; then
         kill -USR1 "$fake_pid"  # the changes stop; what the warm-up left stays
-        sleep 0.3
+        sleep "$( ((restore)) && echo 1 || echo 0.3)"  # RESTORE: ~40 slices back, then quiet
       fi
       if ((spares_warm)) && [[ $mode == static ]]; then
         kill -USR1 "$fake_pid"  # the spare slices go; their connections stay, idle

@@ -20,8 +20,8 @@
 // that has connected to every address (bench/node_churn.sh SPARES_WARM=1). With --restore 1
 // each pause puts every slice back on its first block (one event per slice that moved), so a
 // paused set is again the first --nodes addresses, in a gateway that churned (HISTORY=1
-// RESTORE=1: the history without the set it left). Prints "LISTENING <port>" once serving, then "STEP <n>" after each
-// change; SIGINT or SIGTERM stops it. The history is compacted every 100 changes (open watches go
+// RESTORE=1: the history without the set it left). Prints "LISTENING <port>" once serving,
+// then "STEP <n>" after each change; SIGINT or SIGTERM stops it. The history is compacted every 100 changes (open watches go
 // on; a new watch from an older version gets 410, as from a real API server).
 //
 // Usage: fake_kube_churn --ips FILE --nodes N --slice S --port P [--interval-ms MS]
@@ -57,8 +57,8 @@ void OnResume(int) { g_paused = false; }
   std::fprintf(
       stderr,
       "fake_kube_churn: %s\nusage: fake_kube_churn --ips FILE --nodes N --slice S "
-      "--port P [--interval-ms MS] [--same 0|1] [--paused 0|1] [--warm-all 0|1] [--restore 0|1] [--namespace NS] "
-      "[--service NAME] [--token T]\n",
+      "--port P [--interval-ms MS] [--same 0|1] [--paused 0|1] [--warm-all 0|1] [--restore 0|1] "
+      "[--namespace NS] [--service NAME] [--token T]\n",
       why);
   std::exit(2);
 }
@@ -143,8 +143,12 @@ int main(int argc, char** argv) {
     block_of[i] = i;
     api.Apply(FakeKubeApiServer::Kind::kEndpointSlices, make_slice(i, i));
   }
-  std::deque<size_t> spare;
-  for (size_t b = slices; b < blocks; ++b) spare.push_back(b);
+  std::deque<size_t> spare;  // the blocks that wait, longest first
+  auto reset_spares = [&] {
+    spare.clear();
+    for (size_t b = slices; b < blocks; ++b) spare.push_back(b);
+  };
+  reset_spares();
   if (warm_all != 0) {
     if (interval_ms != 0) Usage("--warm-all is for a set that does not churn (--interval-ms 0)");
     for (size_t b = slices; b < blocks; ++b) {
@@ -169,9 +173,11 @@ int main(int argc, char** argv) {
 
   auto next = std::chrono::steady_clock::now();
   bool warm_dropped = false;
-  bool restored = false;
+  bool was_paused = false;
   for (uint64_t step = 0; !g_stop;) {
-    if (warm_all != 0 && g_paused && !warm_dropped) {
+    bool pause_began = g_paused && !was_paused;
+    was_paused = g_paused;
+    if (warm_all != 0 && pause_began && !warm_dropped) {
       for (size_t b = slices; b < blocks; ++b) {
         api.Delete(FakeKubeApiServer::Kind::kEndpointSlices, ns, service + "-" + std::to_string(b));
       }
@@ -179,7 +185,7 @@ int main(int argc, char** argv) {
       std::printf("DROPPED %zu\n", blocks - slices);
       std::fflush(stdout);
     }
-    if (restore != 0 && g_paused && !restored) {
+    if (restore != 0 && pause_began) {
       size_t changed = 0;
       for (size_t i = 0; i < slices; ++i) {
         if (block_of[i] == i) continue;
@@ -187,13 +193,10 @@ int main(int argc, char** argv) {
         api.Apply(FakeKubeApiServer::Kind::kEndpointSlices, make_slice(i, i));
         ++changed;
       }
-      spare.clear();
-      for (size_t b = slices; b < blocks; ++b) spare.push_back(b);
-      restored = true;
+      reset_spares();
       std::printf("RESTORED %zu\n", changed);
       std::fflush(stdout);
     }
-    if (!g_paused) restored = false;
     if (interval_ms == 0 || g_paused) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       next = std::chrono::steady_clock::now();  // a resumed churn starts one interval later

@@ -374,6 +374,9 @@ while ((kept < rounds)); do
   else
     modes=(churn static)
   fi
+  # The runs of the round's churning gateway, in order (TRIPLE: two; otherwise its one).
+  gw_modes=()
+  for mode in "${modes[@]}"; do [[ $mode == static ]] || gw_modes+=("$mode"); done
   if ((paired)); then
     start_run paired "$round"
     # The warm-up churns, as an unpaired churn run's does from its start: the addresses the
@@ -388,7 +391,7 @@ while ((kept < rounds)); do
       if [[ $mode == churn ]]; then kill -USR2 "$fake_pid"; else kill -USR1 "$fake_pid"; fi
       sleep 0.3  # a resumed churn's first change is one interval away; a pause is at once
     elif ((triple)) && [[ $mode != static ]]; then
-      if [[ -z ${gw_pid:-} ]]; then  # the churn gateway's first run of the round
+      if [[ $mode == "${gw_modes[0]}" ]]; then  # the churn gateway's first run of the round
         start_run churn "$round"
         [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/churn-$round/warmup.txt"
       fi
@@ -423,13 +426,7 @@ while ((kept < rounds)); do
     fi
     if ((triple)); then
       # The churn gateway stops after its second run (the static one's own after its one).
-      if [[ $mode == static ]] || [[ -n ${churn_runs_done:-} ]]; then
-        stop_run
-        gw_pid=
-        churn_runs_done=
-      else
-        churn_runs_done=1
-      fi
+      if [[ $mode == static || $mode == "${gw_modes[1]}" ]]; then stop_run; fi
     elif ((!paired)); then
       stop_run
     fi
@@ -457,11 +454,7 @@ while ((kept < rounds)); do
   # TRIPLE: a gateway's first run after its warm-up reads a higher p99 than its second (0.80x
   # the first, docs/benchmarks.md), so a mode is compared with static only in the rounds where
   # it was its gateway's first run, as static always is.
-  first_of_gateway=churn
-  if ((triple)); then
-    for mode in "${modes[@]}"; do [[ $mode == static ]] || { first_of_gateway=$mode; break; }; done
-  fi
-  if [[ $first_of_gateway == churn ]]; then
+  if [[ ${gw_modes[0]} == churn ]]; then
     p99_ratios+="$(awk -v a="${this_round[p99 churn]}" -v b="${this_round[p99 static]}" \
       'BEGIN {printf "%.1f", 1000 * a / b}') "
   else
@@ -471,9 +464,7 @@ while ((kept < rounds)); do
   if ((triple)); then
     paired_ratios+="$(awk -v a="${this_round[p99 churn]}" -v b="${this_round[p99 paused]}" \
       'BEGIN {printf "%.4f", a / b}') "
-    second=paused
-    [[ $first_of_gateway == paused ]] && second=churn
-    position_ratios+="$(awk -v a="${this_round[p99 $second]}" -v b="${this_round[p99 $first_of_gateway]}" \
+    position_ratios+="$(awk -v a="${this_round[p99 ${gw_modes[1]}]}" -v b="${this_round[p99 ${gw_modes[0]}]}" \
       'BEGIN {printf "%.4f", a / b}') "
   fi
   kept=$((kept + 1))

@@ -26,8 +26,8 @@ constexpr uint64_t kQuickMs = 1000;
 // The resourceVersion of an object (or of a list's metadata).
 std::string_view ResourceVersion(simdjson::dom::element obj) {
   simdjson::dom::element md;
-  return obj["metadata"].get(md) == simdjson::SUCCESS ? JsonStringMember(md, "resourceVersion")
-                                                      : std::string_view();
+  return JsonMember(obj, "metadata", &md) ? JsonStringMember(md, "resourceVersion")
+                                          : std::string_view();
 }
 
 // The `code` of a Status object, 0 when absent.
@@ -276,7 +276,7 @@ void KubeInformer::OnListDone(http_client::Result r) {
   page_docs_.push_back(std::move(page));  // the items point into it
   std::string rv(ResourceVersion(doc));
   std::string next;
-  if (simdjson::dom::element md; doc["metadata"].get(md) == simdjson::SUCCESS) {
+  if (simdjson::dom::element md; JsonMember(doc, "metadata", &md)) {
     next = JsonStringMember(md, "continue");
   }
   if (!next.empty()) {

@@ -23,6 +23,7 @@ bool CpuCanRunParser(const char** why) {
   *why = nullptr;
   return true;
 }
+
 namespace {
 
 // Appends a span, merging it with the previous one when llhttp split a contiguous token.

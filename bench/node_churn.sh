@@ -75,6 +75,18 @@
 #                             warm-up as static always does: a gateway's second run reads a lower
 #                             p99 than its first (0.80x in 40 rounds), which would flatter
 #                             whichever mode ran second
+#        INTERLEAVE=0         1: unpaired, but a round's static and churn gateways run side by side
+#                             (each with its own fake and its own backend nginx) and are measured
+#                             in turns: SLICES runs of SLICE_DURATION each, alternating, the churn
+#                             gateway's changes running only during its own runs (paused between
+#                             them, so the static runs never share the CPU with a change). A mode's
+#                             p50 / p99 for the round is taken over all of its runs' requests
+#                             (bench/wrk/quantiles.lua, merge_quantiles). Host stalls come and go
+#                             over seconds: in 10-s runs one lands in whichever mode it hits and the
+#                             per-round ratio swings (0.36-1.82 in one 24-round run); in turns of a
+#                             second each mode gets its share of them. WARMUP then runs once per
+#                             gateway before the turns
+#        SLICES=10            INTERLEAVE=1: runs per mode and round;  SLICE_DURATION=1s  each
 #        SPARES_WARM=0        1: unpaired, but the static gateway's set starts with every address
 #                             (NODES + SPARE) and drops the spares after its warm-up (8 DELETED
 #                             slices): it serves the same NODES addresses as a plain static run,
@@ -137,6 +149,10 @@ history=${HISTORY:-0}
 triple=${TRIPLE:-0}
 restore=${RESTORE:-0}
 spares_warm=${SPARES_WARM:-0}
+interleave=${INTERLEAVE:-0}
+slices=${SLICES:-10}
+slice_duration=${SLICE_DURATION:-1s}
+[[ $slice_duration =~ ^[0-9]+$ ]] && slice_duration=${slice_duration}s
 threads=${THREADS:-1}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
@@ -148,7 +164,7 @@ backends=${BACKENDS:-wildcard}
   { echo "$bench_name: BACKENDS must be per-address or wildcard" >&2; exit 2; }
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds delay_ms same paired history triple restore spares_warm min_rounds; do
+for v in nodes slice spare interval_ms rounds delay_ms same paired history triple restore spares_warm interleave slices min_rounds; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
 ((paired && history)) && { echo "$bench_name: HISTORY=1 is for unpaired runs (PAIRED=0)" >&2; exit 2; }
@@ -156,6 +172,10 @@ done
 ((restore && !history)) && { echo "$bench_name: RESTORE=1 goes with HISTORY=1" >&2; exit 2; }
 ((triple && (paired || history || spares_warm))) &&
   { echo "$bench_name: TRIPLE=1 goes alone (not with PAIRED, HISTORY or SPARES_WARM)" >&2; exit 2; }
+((interleave && (paired || history || triple || spares_warm))) &&
+  { echo "$bench_name: INTERLEAVE=1 goes alone (not with PAIRED, HISTORY, TRIPLE or SPARES_WARM)" >&2; exit 2; }
+((interleave && delay_ms > 0)) && { echo "$bench_name: INTERLEAVE=1 runs flat out (DELAY_MS=0)" >&2; exit 2; }
+((interleave && slices < 1)) && { echo "$bench_name: SLICES must be >= 1" >&2; exit 2; }
 all_modes=(static churn)
 ((triple)) && all_modes=(static churn paused)
 max_attempts=${MAX_ATTEMPTS:-$((3 * rounds))}
@@ -196,10 +216,14 @@ clk_tck=$(getconf CLK_TCK)
 source "$root/bench/lib/loadtest.sh"
 
 # Backend addresses: 127.66.<i / 250>.<i % 250 + 1>, all on one port free on every one -------
+# (INTERLEAVE=1: two ports, a backend nginx each: the two gateways' ~22,000 connections would
+# not fit one nginx process under the 20,000-file limit.)
 for ((i = 0; i < total; i++)); do echo "127.66.$((i / 250)).$((i % 250 + 1))"; done >"$work/ips"
-node_port=$(python3 - "$work/ips" <<'EOF'
+read -r node_port node_port2 < <(python3 - "$work/ips" $((interleave ? 2 : 1)) <<'EOF'
 import socket, sys
 ips = open(sys.argv[1]).read().split()
+want = int(sys.argv[2])
+found = []
 for port in range(18080, 30000):
     ok = True
     for ip in ips:
@@ -213,16 +237,20 @@ for port in range(18080, 30000):
         if not ok:
             break
     if ok:
-        print(port)
-        break
+        found.append(str(port))
+        if len(found) == want:
+            break
+print(" ".join(found))
 EOF
 )
-[[ -n $node_port ]] || { echo "$bench_name: no port free on every address" >&2; exit 1; }
+[[ -n $node_port && ($interleave == 0 || -n ${node_port2:-}) ]] || { echo "$bench_name: no port free on every address" >&2; exit 1; }
 mapfile -t ips <"$work/ips"
 
 if [[ $backends == wildcard ]]; then
   start_wildcard_backend "$node_port" "${ips[@]/%/:$node_port}"
+  ((interleave)) && start_wildcard_backend "$node_port2" "${ips[@]/%/:$node_port2}"
 else
+  ((interleave)) && { echo "$bench_name: INTERLEAVE=1 needs BACKENDS=wildcard" >&2; exit 2; }
   start_hello_backends "$per_nginx" "${ips[@]/%/:$node_port}"
 fi
 
@@ -237,7 +265,7 @@ start_run() {
   ((restore)) && [[ $mode == churn ]] && restore_arg=1
   : >"$dir/fake.out"  # exists before the loop below reads it (the job opens it later)
   "${fake_sched[@]}" "${load_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
-    --port "$node_port" --interval-ms "$every" --same "$same" --paused "$paused" --warm-all "$warm_all" --restore "$restore_arg" >"$dir/fake.out" 2>"$dir/fake.err" &
+    --port "${fake_port:-$node_port}" --interval-ms "$every" --same "$same" --paused "$paused" --warm-all "$warm_all" --restore "$restore_arg" >"$dir/fake.out" 2>"$dir/fake.err" &
   fake_pid=$!
   started_pids+=("$fake_pid")
   kube_port=
@@ -298,6 +326,27 @@ count_lines() { grep -c -- "$1" "$2" 2>/dev/null || true; }
 # active_opens: the machine's TCP connects so far (/proc/net/snmp ActiveOpens).
 active_opens() { awk '$1 == "Tcp:" && $6 ~ /^[0-9]+$/ {print $6}' /proc/net/snmp; }
 
+# tcp_counters: "Name value" for the machine's TCP counters that tell a lost or refused
+# connection from a slow peer (/proc/net/snmp and /proc/net/netstat: listen queue overflows,
+# SYN and data retransmits, resets, aborts, time-wait reuse); tcp_counters_delta BEFORE AFTER:
+# the ones that moved, "Name+N ...".
+tcp_counters() {
+  awk 'BEGIN {split("AttemptFails EstabResets RetransSegs OutRsts ListenOverflows ListenDrops " \
+      "TCPSynRetrans TCPTimeouts TCPAbortOnData TCPAbortOnClose TCPAbortOnTimeout TCPAbortFailed " \
+      "TCPBacklogDrop TCPTimeWaitOverflow TWRecycled TCPReqQFullDrop TCPReqQFullDoCookies " \
+      "TCPSYNChallenge PAWSActive", want, " "); for (i in want) w[want[i]] = 1}
+    $1 ~ /^(Tcp|TcpExt):$/ {
+      if (hdr[$1] == "") {hdr[$1] = $0; next}
+      n = split(hdr[$1], h, " ")
+      for (i = 2; i <= n; i++) if (h[i] in w) print h[i], $i
+      hdr[$1] = ""
+    }' /proc/net/snmp /proc/net/netstat
+}
+tcp_counters_delta() {
+  awk 'NR == FNR {b[$1] = $2; next} $2 != b[$1] {printf "%s%s+%d", sep, $1, $2 - b[$1]; sep = " "}
+    END {print ""}' <(echo "$1") <(echo "$2")
+}
+
 # run_wrk DURATION OUTFILE: sets RUN_* (parse_wrk), RUN_CTL_PCT / RUN_WORKER_PCT (a CPU's share
 # of the control thread and of the busiest other thread), RUN_STEPS (changes the fake made) and
 # RUN_STORED (node sets the gateway stored), RUN_FAKE_PCT (the fake's share of a CPU: it
@@ -306,8 +355,9 @@ active_opens() { awk '$1 == "Tcp:" && $6 ~ /^[0-9]+$/ {print $6}' /proc/net/snmp
 # during the run.
 run_wrk() {
   local dur=$1 out=$2 start end before after steps_before stored_before fake_before fake_after
-  local opens_before steal_before
+  local opens_before steal_before tcp_before
   opens_before=$(active_opens)
+  tcp_before=$(tcp_counters)
   steal_before=$(steal_ticks)
   before=$(thread_ticks)
   fake_before=$(cpu_ticks "$fake_pid")
@@ -316,7 +366,8 @@ run_wrk() {
   start=$(date +%s.%N)
   local script=()
   ((delay_ms > 0)) && script=(-s "$root/bench/wrk/paced.lua")
-  "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
+  [[ -n ${WRK_QUANTILES:-} ]] && script=(-s "$root/bench/wrk/quantiles.lua")
+  WRK_QUANTILES=${WRK_QUANTILES:-} "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
     "$gw_url" -- 1 "$delay_ms" >"$out" 2>&1 &
   wrk_pid=$!
   wait "$wrk_pid" || true
@@ -329,6 +380,8 @@ run_wrk() {
   RUN_STEAL_PCT=$(awk -v t=$(($(steal_ticks) - steal_before)) -v hz="$clk_tck" -v s="$start" \
     -v e="$end" -v n="$ncpu" 'BEGIN {printf "%.2f", 100 * t / hz / (e - s) / n}')
   RUN_CONNECTS=$(($(active_opens) - opens_before - connections))
+  RUN_TCP=$(tcp_counters_delta "$tcp_before" "$(tcp_counters)")
+  echo "tcp counters during the run: ${RUN_TCP:-none moved}" >>"$out"
   ((RUN_CONNECTS >= 0)) || RUN_CONNECTS=0
   RUN_STEPS=$(($(count_lines '^STEP' "$fake_out") - steps_before))
   RUN_STORED=$(($(count_lines 'new node set stored' "$gw_log") - stored_before))
@@ -340,8 +393,84 @@ run_wrk() {
     <(echo "$before") <(echo "$after"))
 }
 
+# record_run MODE OUT...: the RUN_* figures are MODE's for this round: keeps them in this_round,
+# counts its errors and prints its line (with the wrk outputs OUT... that had errors).
+record_run() {
+  local mode=$1 figure var
+  shift
+  # Errors count whatever happens to the round: a failed request is never discarded.
+  errs[$mode]=$((${errs[$mode]:-0} + RUN_ERRORS))
+  for figure in "${!source_of[@]}"; do
+    var=${source_of[$figure]}
+    this_round[$figure $mode]=${!var}
+  done
+  printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  connects %5d  control %5.2f%%  worker %6.2f%%  fake %5.2f%%  steal %5.2f%%\n' \
+    "$round" "$mode" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_ERRORS" "$RUN_STEPS" "$RUN_STORED" \
+    "$RUN_CONNECTS" "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT" "$RUN_STEAL_PCT"
+  if ((RUN_ERRORS > 0)); then
+    echo "  (errors: $(grep -h -E 'Non-2xx|Socket errors|^tcp counters' "$@" 2>/dev/null | tr '\n' ' '))"
+  fi
+}
+
+# INTERLEAVE=1: a round's two gateways live side by side; these keep and restore the run_wrk /
+# stop_run globals of each.
+declare -A gw_of
+keep_gateway() {  # keep_gateway MODE: the gateway start_run just started is MODE's
+  gw_of[$1 gw_pid]=$gw_pid gw_of[$1 fake_pid]=$fake_pid gw_of[$1 gw_log]=$gw_log
+  gw_of[$1 gw_url]=$gw_url gw_of[$1 fake_out]=$fake_out
+}
+use_gateway() {  # use_gateway MODE: run_wrk and stop_run act on MODE's gateway
+  gw_pid=${gw_of[$1 gw_pid]} fake_pid=${gw_of[$1 fake_pid]} gw_log=${gw_of[$1 gw_log]}
+  gw_url=${gw_of[$1 gw_url]} fake_out=${gw_of[$1 fake_out]}
+}
+
+# run_interleaved_round ROUND: starts and warms both gateways (the static one first in odd
+# rounds), the churn gateway's changes paused after its warm-up; then SLICES turns of each,
+# alternating which goes first, the changes resumed for the churn gateway's turns only. A mode's
+# figures for the round: p50 / p99 over all of its turns' requests (merge_quantiles), req/s and
+# the CPU and steal shares averaged over its turns, errors, changes, sets and connects summed;
+# recorded with record_run. Stops both gateways.
+run_interleaved_round() {
+  local round=$1 mode turn f v order=(static churn)
+  local -A sum=()
+  ((round % 2)) || order=(churn static)
+  for mode in "${order[@]}"; do
+    fake_port=$node_port
+    [[ $mode == churn ]] && fake_port=$node_port2
+    start_run "$mode" "$round"
+    keep_gateway "$mode"
+    [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/$mode-$round/warmup.txt"
+    if [[ $mode == churn ]]; then kill -USR1 "$fake_pid"; fi
+  done
+  for ((turn = 1; turn <= slices; turn++)); do
+    if ((turn % 2)); then order=(static churn); else order=(churn static); fi
+    for mode in "${order[@]}"; do
+      use_gateway "$mode"
+      if [[ $mode == churn ]]; then kill -USR2 "$fake_pid"; fi
+      sleep 0.3  # (both modes) a resumed churn's first change is one interval away
+      WRK_QUANTILES=$work/$mode-$round/turn-$turn.q \
+        run_wrk "$slice_duration" "$work/$mode-$round/turn-$turn.txt"
+      if [[ $mode == churn ]]; then kill -USR1 "$fake_pid"; fi
+      for f in RPS ERRORS STEPS STORED CONNECTS CTL_PCT WORKER_PCT FAKE_PCT STEAL_PCT; do
+        v=RUN_$f
+        sum[$mode $f]=$(awk -v a="${sum[$mode $f]:-0}" -v b="${!v}" 'BEGIN {print a + b}')
+      done
+    done
+  done
+  for mode in static churn; do
+    read -r RUN_P50 RUN_P99 _ < <(merge_quantiles "$work/$mode-$round"/turn-*.q)
+    for f in RPS CTL_PCT WORKER_PCT FAKE_PCT STEAL_PCT; do
+      printf -v "RUN_$f" '%s' "$(awk -v a="${sum[$mode $f]}" -v n="$slices" 'BEGIN {printf "%.2f", a / n}')"
+    done
+    for f in ERRORS STEPS STORED CONNECTS; do printf -v "RUN_$f" '%s' "${sum[$mode $f]}"; done
+    record_run "$mode" "$work/$mode-$round"/turn-*.txt
+    use_gateway "$mode"
+    stop_run
+  done
+}
+
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
-  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((restore)) && echo ", RESTORE=1: and its set goes back to the static one")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")), $rounds rounds of $duration per mode, wrk -t$threads -c$connections" \
+  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((restore)) && echo ", RESTORE=1: and its set goes back to the static one")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")$( ((interleave)) && echo ", INTERLEAVE=1: both gateways side by side, measured in $slices turns of $slice_duration each")), $rounds rounds of $( ((interleave)) && echo "$slices x $slice_duration" || echo "$duration") per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "backends: $backends, pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
 # Each measured figure: the array of its kept values per mode (space-separated) and the
@@ -377,7 +506,10 @@ while ((kept < rounds)); do
   # The runs of the round's churning gateway, in order (TRIPLE: two; otherwise its one).
   gw_modes=()
   for mode in "${modes[@]}"; do [[ $mode == static ]] || gw_modes+=("$mode"); done
-  if ((paired)); then
+  if ((interleave)); then
+    gw_modes=(churn)
+    run_interleaved_round "$round"
+  elif ((paired)); then
     start_run paired "$round"
     # The warm-up churns, as an unpaired churn run's does from its start: the addresses the
     # rotation brings in (SPARE) get their first connection there, not in the measured churn
@@ -385,7 +517,7 @@ while ((kept < rounds)); do
     kill -USR2 "$fake_pid"
     [[ $warmup == 0s ]] || run_wrk "$warmup" "$work/paired-$round/warmup.txt"
   fi
-  for mode in "${modes[@]}"; do
+  ((interleave)) || for mode in "${modes[@]}"; do
     if ((paired)); then
       out=$work/paired-$round/$mode.txt
       if [[ $mode == churn ]]; then kill -USR2 "$fake_pid"; else kill -USR1 "$fake_pid"; fi
@@ -412,18 +544,7 @@ while ((kept < rounds)); do
       out=$work/$mode-$round/wrk.txt
     fi
     run_wrk "$duration" "$out"
-    # Errors count whatever happens to the round: a failed request is never discarded.
-    errs[$mode]=$((${errs[$mode]:-0} + RUN_ERRORS))
-    for figure in "${!source_of[@]}"; do
-      var=${source_of[$figure]}
-      this_round[$figure $mode]=${!var}
-    done
-    printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  connects %5d  control %5.2f%%  worker %6.2f%%  fake %5.2f%%  steal %5.2f%%\n' \
-      "$round" "$mode" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_ERRORS" "$RUN_STEPS" "$RUN_STORED" \
-      "$RUN_CONNECTS" "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT" "$RUN_STEAL_PCT"
-    if ((RUN_ERRORS > 0)); then
-      echo "  (errors: $(grep -E 'Non-2xx|Socket errors' "$out" | tr '\n' ' '))"
-    fi
+    record_run "$mode" "$out"
     if ((triple)); then
       # The churn gateway stops after its second run (the static one's own after its one).
       if [[ $mode == static || $mode == "${gw_modes[1]}" ]]; then stop_run; fi

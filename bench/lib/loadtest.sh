@@ -259,16 +259,52 @@ start_hello_backends() {
 
 # start_wildcard_backend PORT ADDR...: one nginx process answering `hello world` on PORT of every
 # local address (one wildcard listening socket: each connection costs it one file, whatever
-# the address), on the load CPUs; ready when the first and the last ADDR (ip:port) answer.
+# the address), on the load CPUs, in $work/wildcard-PORT; ready when the first and the last
+# ADDR (ip:port) answer.
 start_wildcard_backend() {
-  local port=$1 dir=$work/wildcard a
+  local port=$1 name=wildcard-$1 a
+  local dir=$work/$name
   shift
   mkdir -p "$dir/tmp"
   hello_nginx_conf "$dir" "$port backlog=4096"
-  start_nginx wildcard "${load_cpus[@]}"
+  start_nginx "$name" "${load_cpus[@]}"
   for a in "$1" "${@: -1}"; do
-    wait_ready "nginx wildcard" "$REPLY" "http://$a/hello" "$dir/error.log"
+    wait_ready "nginx $name" "$REPLY" "http://$a/hello" "$dir/error.log"
   done
+}
+
+# merge_quantiles FILE...: "p50_ms p99_ms requests" over every request of the wrk runs whose
+# quantiles FILE... hold (bench/wrk/quantiles.lua), as if one run had made them all: the
+# smallest latency x such that the runs' requests at or below x (each run's share read from its
+# own quantiles, weighted by its requests) make p% of all of them.
+merge_quantiles() {
+  python3 - "$@" <<'EOF'
+import bisect, sys
+runs = []  # (requests, [microseconds], [share at or below])
+for path in sys.argv[1:]:
+    n, us, share = 0, [], []
+    for line in open(path):
+        a, b = line.split()
+        if a == "requests":
+            n = int(b)
+        else:
+            us.append(int(b)); share.append(float(a) / 100)
+    runs.append((n, us, share))
+total = sum(r[0] for r in runs)
+if total == 0:
+    print("- - 0"); sys.exit()
+def at_or_below(v):  # requests of all runs at or below v microseconds
+    s = 0.0
+    for n, us, share in runs:
+        i = bisect.bisect_right(us, v)
+        s += n * (share[i - 1] if i else 0)
+    return s
+out = []
+candidates = sorted({v for _, us, _ in runs for v in us})
+for p in (0.50, 0.99):
+    out.append(next(v for v in candidates if at_or_below(v) >= p * total - 1e-6) / 1000)
+print("%.3f %.3f %d" % (out[0], out[1], total))
+EOF
 }
 
 # Upstream: nginx answering `hello world` on every path ------------------------------------------

@@ -345,6 +345,17 @@ tcp_counters() {
       hdr[$1] = ""
     }' /proc/net/snmp /proc/net/netstat
 }
+# memory_counters: "gateway_majflt refaults": the gateway's major page faults so far (a page of
+# its code or files read back from disk) and the machine's (/proc/vmstat workingset_refault_file:
+# file pages read back after the kernel, or the VM's DAMON pageout, dropped them).
+memory_counters() {
+  local stat fields
+  { stat=$(<"/proc/$gw_pid/stat"); } 2>/dev/null || stat="x) x 0 0 0 0 0 0 0 0 0"
+  stat=${stat##*) }
+  read -r -a fields <<<"$stat"
+  echo "${fields[9]} $(awk '$1 == "workingset_refault_file" {print $2}' /proc/vmstat)"
+}
+
 tcp_counters_delta() {
   awk 'NR == FNR {b[$1] = $2; next} $2 != b[$1] {printf "%s%s+%d", sep, $1, $2 - b[$1]; sep = " "}
     END {print ""}' <(echo "$1") <(echo "$2")
@@ -358,9 +369,10 @@ tcp_counters_delta() {
 # during the run.
 run_wrk() {
   local dur=$1 out=$2 start end before after steps_before stored_before fake_before fake_after
-  local opens_before steal_before tcp_before
+  local opens_before steal_before tcp_before mem_before
   opens_before=$(active_opens)
   tcp_before=$(tcp_counters)
+  mem_before=$(memory_counters)
   steal_before=$(steal_ticks)
   before=$(thread_ticks)
   fake_before=$(cpu_ticks "$fake_pid")
@@ -385,6 +397,9 @@ run_wrk() {
   RUN_CONNECTS=$(($(active_opens) - opens_before - connections))
   RUN_TCP=$(tcp_counters_delta "$tcp_before" "$(tcp_counters)")
   echo "tcp counters during the run: ${RUN_TCP:-none moved}" >>"$out"
+  read -r RUN_MAJFLT RUN_REFAULTS < <(awk -v b="$mem_before" -v a="$(memory_counters)" \
+    'BEGIN {split(b, x, " "); split(a, y, " "); print y[1] - x[1], y[2] - x[2]}')
+  echo "memory during the run: gateway major faults +$RUN_MAJFLT, machine file refaults +$RUN_REFAULTS" >>"$out"
   ((RUN_CONNECTS >= 0)) || RUN_CONNECTS=0
   RUN_STEPS=$(($(count_lines '^STEP' "$fake_out") - steps_before))
   RUN_STORED=$(($(count_lines 'new node set stored' "$gw_log") - stored_before))

@@ -257,6 +257,15 @@ else
   start_hello_backends "$per_nginx" "${ips[@]/%/:$node_port}"
 fi
 
+# The backends' nginx workers (children of the masters), whose CPU each run records: the
+# backends share CPU 1 with wrk, and a set's order changes the order in which they serve their
+# connections.
+backend_pids=()
+for f in "$work"/*/nginx.pid; do
+  mapfile -t -O "${#backend_pids[@]}" backend_pids < <(pgrep -P "$(<"$f")")
+done
+((${#backend_pids[@]} > 0)) || { echo "$bench_name: no nginx worker found" >&2; exit 1; }
+
 # One fake API server and one gateway per run ----------------------------------------------------
 # start_run MODE ROUND: the fake (changing every INTERVAL_MS for churn) and a fresh Turnpike.
 start_run() {
@@ -369,13 +378,14 @@ tcp_counters_delta() {
 # during the run.
 run_wrk() {
   local dur=$1 out=$2 start end before after steps_before stored_before fake_before fake_after
-  local opens_before steal_before tcp_before mem_before
+  local opens_before steal_before tcp_before mem_before backend_before
   opens_before=$(active_opens)
   tcp_before=$(tcp_counters)
   mem_before=$(memory_counters)
   steal_before=$(steal_ticks)
   before=$(thread_ticks)
   fake_before=$(cpu_ticks "$fake_pid")
+  backend_before=$(cpu_ticks "${backend_pids[@]}")
   steps_before=$(count_lines '^STEP' "$fake_out")
   stored_before=$(count_lines 'new node set stored' "$gw_log")
   start=$(date +%s.%N)
@@ -392,6 +402,8 @@ run_wrk() {
   fake_after=$(cpu_ticks "$fake_pid")
   RUN_FAKE_PCT=$(awk -v t=$((fake_after - fake_before)) -v hz="$clk_tck" -v s="$start" -v e="$end" \
     'BEGIN {printf "%.2f", 100 * t / hz / (e - s)}')
+  RUN_BACKEND_PCT=$(awk -v t=$(($(cpu_ticks "${backend_pids[@]}") - backend_before)) -v hz="$clk_tck" \
+    -v s="$start" -v e="$end" 'BEGIN {printf "%.2f", 100 * t / hz / (e - s)}')
   RUN_STEAL_PCT=$(awk -v t=$(($(steal_ticks) - steal_before)) -v hz="$clk_tck" -v s="$start" \
     -v e="$end" -v n="$ncpu" 'BEGIN {printf "%.2f", 100 * t / hz / (e - s) / n}')
   RUN_CONNECTS=$(($(active_opens) - opens_before - connections))
@@ -422,9 +434,9 @@ record_run() {
     var=${source_of[$figure]}
     this_round[$figure $mode]=${!var}
   done
-  printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  connects %5d  control %5.2f%%  worker %6.2f%%  fake %5.2f%%  steal %5.2f%%\n' \
+  printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  connects %5d  control %5.2f%%  worker %6.2f%%  fake %5.2f%%  backend %6.2f%%  steal %5.2f%%\n' \
     "$round" "$mode" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_ERRORS" "$RUN_STEPS" "$RUN_STORED" \
-    "$RUN_CONNECTS" "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT" "$RUN_STEAL_PCT"
+    "$RUN_CONNECTS" "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT" "$RUN_BACKEND_PCT" "$RUN_STEAL_PCT"
   if ((RUN_ERRORS > 0)); then
     echo "  (errors: $(grep -h -E 'Non-2xx|Socket errors|^tcp counters' "$@" 2>/dev/null | tr '\n' ' '))"
   fi
@@ -469,7 +481,7 @@ run_interleaved_round() {
       WRK_QUANTILES=$work/$mode-$round/turn-$turn.q \
         run_wrk "$slice_duration" "$work/$mode-$round/turn-$turn.txt"
       if [[ $mode == churn ]]; then kill -USR1 "$fake_pid"; fi
-      for f in RPS ERRORS STEPS STORED CONNECTS CTL_PCT WORKER_PCT FAKE_PCT STEAL_PCT; do
+      for f in RPS ERRORS STEPS STORED CONNECTS CTL_PCT WORKER_PCT FAKE_PCT BACKEND_PCT STEAL_PCT; do
         v=RUN_$f
         sum[$mode $f]=$(awk -v a="${sum[$mode $f]:-0}" -v b="${!v}" 'BEGIN {print a + b}')
       done
@@ -477,7 +489,7 @@ run_interleaved_round() {
   done
   for mode in static churn; do
     read -r RUN_P50 RUN_P99 _ < <(merge_quantiles "$work/$mode-$round"/turn-*.q)
-    for f in RPS CTL_PCT WORKER_PCT FAKE_PCT STEAL_PCT; do
+    for f in RPS CTL_PCT WORKER_PCT FAKE_PCT BACKEND_PCT STEAL_PCT; do
       printf -v "RUN_$f" '%s' "$(awk -v a="${sum[$mode $f]}" -v n="$slices" 'BEGIN {printf "%.2f", a / n}')"
     done
     for f in ERRORS STEPS STORED CONNECTS; do printf -v "RUN_$f" '%s' "${sum[$mode $f]}"; done
@@ -494,9 +506,9 @@ echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change ev
 # Each measured figure: the array of its kept values per mode (space-separated) and the
 # run_wrk variable it comes from. A round's figures wait in this_round ("figure mode") until
 # the round is kept or discarded.
-declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu steps stored connects steal this_round
+declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu backend_cpu steps stored connects steal this_round
 declare -A source_of=([rps]=RUN_RPS [p50]=RUN_P50 [p99]=RUN_P99 [ctl]=RUN_CTL_PCT
-  [wrk_cpu]=RUN_WORKER_PCT [fake_cpu]=RUN_FAKE_PCT [steps]=RUN_STEPS [stored]=RUN_STORED
+  [wrk_cpu]=RUN_WORKER_PCT [fake_cpu]=RUN_FAKE_PCT [backend_cpu]=RUN_BACKEND_PCT [steps]=RUN_STEPS [stored]=RUN_STORED
   [connects]=RUN_CONNECTS [steal]=RUN_STEAL_PCT)
 discarded=0
 p99_ratios=
@@ -616,15 +628,16 @@ if ((kept == 0)); then
     "$( ((${errs[static]:-0} + ${errs[churn]:-0} > 0)) && echo FAIL || echo "INCONCLUSIVE (a machine with less steal)")"
   exit 0
 fi
-printf '%-7s %10s %9s %9s %7s %12s %12s %13s %9s %9s %9s %9s\n' mode "req/s" "p50 ms" "p99 ms" errors \
-  "changes/run" "stored/run" "connects/run" "control" worker fake steal
+printf '%-7s %10s %9s %9s %7s %12s %12s %13s %9s %9s %9s %9s %9s\n' mode "req/s" "p50 ms" "p99 ms" errors \
+  "changes/run" "stored/run" "connects/run" "control" worker fake backend steal
 # shellcheck disable=SC2086  # the per-round values are space-separated on purpose
 for mode in "${all_modes[@]}"; do
-  printf '%-7s %10.0f %9.3f %9.3f %7d %12.0f %12.0f %13.0f %8.2f%% %8.2f%% %8.2f%% %8.2f%%\n' "$mode" \
+  printf '%-7s %10.0f %9.3f %9.3f %7d %12.0f %12.0f %13.0f %8.2f%% %8.2f%% %8.2f%% %8.2f%% %8.2f%%\n' "$mode" \
     "$(median ${rps[$mode]})" "$(median ${p50[$mode]})" "$(median ${p99[$mode]})" "${errs[$mode]}" \
     "$(median ${steps[$mode]})" "$(median ${stored[$mode]})" "$(median ${connects[$mode]})" \
     "$(median ${ctl[$mode]})" \
-    "$(median ${wrk_cpu[$mode]})" "$(median ${fake_cpu[$mode]})" "$(median ${steal[$mode]})"
+    "$(median ${wrk_cpu[$mode]})" "$(median ${fake_cpu[$mode]})" "$(median ${backend_cpu[$mode]})" \
+    "$(median ${steal[$mode]})"
 done
 # shellcheck disable=SC2086
 {

@@ -19,8 +19,11 @@
 # changes made by the fake and node sets the gateway stored (its debug log line per stored set), the
 # gateway's new upstream connections (the machine's TCP connects less wrk's), the CPU share of the
 # control thread (the main thread: the watch, the parse, the Directory), of the worker (the busiest
-# other thread) and of the fake (beside wrk), and the host's steal (a VM's CPUs waiting for the
-# host: stalls that land in the p99 whatever the mode). At the end, medians over the rounds and the
+# other thread), of the fake (beside wrk) and of the backends' nginx workers (beside wrk too), and
+# the host's steal (a VM's CPUs waiting for the host: stalls that land in the p99 whatever the
+# mode). Run it detached and wait without a shell tool call running: on the sandboxed machines the
+# process that serves a running tool call takes a CPU for ~24 ms about every 10 s
+# (docs/benchmarks.md). At the end, medians over the rounds and the
 # churn/static p99 ratio: of the medians, the median of each round's ratio, and the geometric mean
 # of each round's ratio with its 90% confidence interval, which decides (PASS / FAIL / INCONCLUSIVE,
 # at the end). The modes' order alternates between rounds, and the second run of a round can be

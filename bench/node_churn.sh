@@ -89,9 +89,9 @@
 #                             per-round ratio swings (0.36-1.82 in one 24-round run); in turns of a
 #                             second each mode gets its share of them. WARMUP then runs once per
 #                             gateway before the turns. FAILS ITS CONTROL so far: with no change at
-#                             all (INTERVAL_MS=100000000) the churn slot read 1.70x the static one
-#                             over 12 rounds (2-s turns), so its ratios are not churn's cost until
-#                             the asymmetry between the slots is found (docs/benchmarks.md)
+#                             all (INTERVAL_MS=100000000) the churn slot read 2.82x the static one
+#                             over 12 quiet rounds (2-s turns), so its ratios are not churn's cost
+#                             until the asymmetry between the slots is found (docs/benchmarks.md)
 #        SLICES=10            INTERLEAVE=1: runs per mode and round;  SLICE_DURATION=1s  each
 #        SPARES_WARM=0        1: unpaired, but the static gateway's set starts with every address
 #                             (NODES + SPARE) and drops the spares after its warm-up (8 DELETED

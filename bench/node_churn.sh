@@ -373,6 +373,13 @@ tcp_counters_delta() {
     END {print ""}' <(echo "$1") <(echo "$2")
 }
 
+# run_share TICKS [CPUS]: TICKS of CPU time as a % of one CPU (of CPUS of them) over the run
+# run_wrk is timing (its start and end).
+run_share() {
+  awk -v t="$1" -v n="${2:-1}" -v hz="$clk_tck" -v s="$start" -v e="$end" \
+    'BEGIN {printf "%.2f", 100 * t / hz / (e - s) / n}'
+}
+
 # run_wrk DURATION OUTFILE: sets RUN_* (parse_wrk), RUN_CTL_PCT / RUN_WORKER_PCT (a CPU's share
 # of the control thread and of the busiest other thread), RUN_STEPS (changes the fake made) and
 # RUN_STORED (node sets the gateway stored), RUN_FAKE_PCT (the fake's share of a CPU: it
@@ -403,12 +410,9 @@ run_wrk() {
   end=$(date +%s.%N)
   after=$(thread_ticks)
   fake_after=$(cpu_ticks "$fake_pid")
-  RUN_FAKE_PCT=$(awk -v t=$((fake_after - fake_before)) -v hz="$clk_tck" -v s="$start" -v e="$end" \
-    'BEGIN {printf "%.2f", 100 * t / hz / (e - s)}')
-  RUN_BACKEND_PCT=$(awk -v t=$(($(cpu_ticks "${backend_pids[@]}") - backend_before)) -v hz="$clk_tck" \
-    -v s="$start" -v e="$end" 'BEGIN {printf "%.2f", 100 * t / hz / (e - s)}')
-  RUN_STEAL_PCT=$(awk -v t=$(($(steal_ticks) - steal_before)) -v hz="$clk_tck" -v s="$start" \
-    -v e="$end" -v n="$ncpu" 'BEGIN {printf "%.2f", 100 * t / hz / (e - s) / n}')
+  RUN_FAKE_PCT=$(run_share $((fake_after - fake_before)))
+  RUN_BACKEND_PCT=$(run_share $(($(cpu_ticks "${backend_pids[@]}") - backend_before)))
+  RUN_STEAL_PCT=$(run_share $(($(steal_ticks) - steal_before)) "$ncpu")
   RUN_CONNECTS=$(($(active_opens) - opens_before - connections))
   RUN_TCP=$(tcp_counters_delta "$tcp_before" "$(tcp_counters)")
   echo "tcp counters during the run: ${RUN_TCP:-none moved}" >>"$out"

@@ -24,9 +24,10 @@
 # mode). Run it detached and wait without a shell tool call running: on the sandboxed machines the
 # process that serves a running tool call takes a CPU for ~24 ms about every 10 s
 # (docs/benchmarks.md). At the end, medians over the rounds and the
-# churn/static p99 ratio: of the medians, the median of each round's ratio, and the geometric mean
-# of each round's ratio with its 90% confidence interval, which decides (PASS / FAIL / INCONCLUSIVE,
-# at the end). The modes' order alternates between rounds, and the second run of a round can be
+# churn/static p99 ratio: of the medians, the median of each round's ratio, the geometric mean of
+# each round's ratio with its 90% confidence interval, and the ratio of the pooled p99s (over every
+# request of each mode's runs, from each run's quantiles) with a paired bootstrap interval over
+# rounds, which decides (PASS / FAIL / INCONCLUSIVE, at the end). The modes' order alternates between rounds, and the second run of a round can be
 # slower or faster than the first whatever its mode (runs of one process differ by up to ±20% in
 # req/s and p99 here with no churn at all), so with an even number of rounds the per-round ratios
 # are r * d and r / d for an order effect d: their geometric mean is r whatever d; their median
@@ -385,7 +386,7 @@ run_share() {
 # RUN_STORED (node sets the gateway stored), RUN_FAKE_PCT (the fake's share of a CPU: it
 # runs beside wrk) and RUN_CONNECTS (TCP connects on the machine but wrk's own: the gateway's
 # new upstream connections) and RUN_STEAL_PCT (the host's share of the machine: steal_ticks)
-# during the run.
+# during the run; RUN_QFILES: the run's quantiles file (bench/wrk/quantile_file.lua).
 run_wrk() {
   local dur=$1 out=$2 start end before after steps_before stored_before fake_before fake_after
   local opens_before steal_before tcp_before mem_before backend_before
@@ -399,10 +400,11 @@ run_wrk() {
   steps_before=$(count_lines '^STEP' "$fake_out")
   stored_before=$(count_lines 'new node set stored' "$gw_log")
   start=$(date +%s.%N)
-  local script=()
+  # Every run writes its quantiles beside its output (OUT with .q for .txt): pooled_quantile_ratio.
+  local script=(-s "$root/bench/wrk/quantiles.lua")
   ((delay_ms > 0)) && script=(-s "$root/bench/wrk/paced.lua")
-  [[ -n ${WRK_QUANTILES:-} ]] && script=(-s "$root/bench/wrk/quantiles.lua")
-  WRK_QUANTILES=${WRK_QUANTILES:-} "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
+  RUN_QFILES=${out%.txt}.q
+  WRK_QUANTILES=$RUN_QFILES "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
     "$gw_url" -- 1 "$delay_ms" >"$out" 2>&1 &
   wrk_pid=$!
   wait "$wrk_pid" || true
@@ -485,8 +487,7 @@ run_interleaved_round() {
       use_gateway "$mode"
       if [[ $mode == churn ]]; then kill -USR2 "$fake_pid"; fi
       sleep 0.3  # (both modes) a resumed churn's first change is one interval away
-      WRK_QUANTILES=$work/$mode-$round/turn-$turn.q \
-        run_wrk "$slice_duration" "$work/$mode-$round/turn-$turn.txt"
+      run_wrk "$slice_duration" "$work/$mode-$round/turn-$turn.txt"
       if [[ $mode == churn ]]; then kill -USR1 "$fake_pid"; fi
       for f in RPS ERRORS STEPS STORED CONNECTS CTL_PCT WORKER_PCT FAKE_PCT BACKEND_PCT STEAL_PCT; do
         v=RUN_$f
@@ -500,6 +501,7 @@ run_interleaved_round() {
       printf -v "RUN_$f" '%s' "$(awk -v a="${sum[$mode $f]}" -v n="$slices" 'BEGIN {printf "%.2f", a / n}')"
     done
     for f in ERRORS STEPS STORED CONNECTS; do printf -v "RUN_$f" '%s' "${sum[$mode $f]}"; done
+    RUN_QFILES=$(printf '%s\n' "$work/$mode-$round"/turn-*.q | paste -sd,)
     record_run "$mode" "$work/$mode-$round"/turn-*.txt
     use_gateway "$mode"
     stop_run
@@ -513,8 +515,8 @@ echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change ev
 # Each measured figure: the array of its kept values per mode (space-separated) and the
 # run_wrk variable it comes from. A round's figures wait in this_round ("figure mode") until
 # the round is kept or discarded.
-declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu backend_cpu steps stored connects steal this_round
-declare -A source_of=([rps]=RUN_RPS [p50]=RUN_P50 [p99]=RUN_P99 [ctl]=RUN_CTL_PCT
+declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu backend_cpu steps stored connects steal qfiles this_round
+declare -A source_of=([rps]=RUN_RPS [p50]=RUN_P50 [p99]=RUN_P99 [qfiles]=RUN_QFILES [ctl]=RUN_CTL_PCT
   [wrk_cpu]=RUN_WORKER_PCT [fake_cpu]=RUN_FAKE_PCT [backend_cpu]=RUN_BACKEND_PCT [steps]=RUN_STEPS [stored]=RUN_STORED
   [connects]=RUN_CONNECTS [steal]=RUN_STEAL_PCT)
 discarded=0
@@ -615,6 +617,7 @@ while ((kept < rounds)); do
   if [[ ${gw_modes[0]} == churn ]]; then
     p99_ratios+="$(awk -v a="${this_round[p99 churn]}" -v b="${this_round[p99 static]}" \
       'BEGIN {printf "%.1f", 1000 * a / b}') "
+    echo "${this_round[qfiles static]} ${this_round[qfiles churn]}" >>"$work/pooled-rounds.txt"
   else
     history_ratios+="$(awk -v a="${this_round[p99 paused]}" -v b="${this_round[p99 static]}" \
       'BEGIN {printf "%.4f", a / b}') "
@@ -652,26 +655,33 @@ done
   per_round=$(awk -v m="$(median $p99_ratios)" 'BEGIN {printf "%.3f", m / 1000}')
 }
 # The geometric mean of the per-round ratios and its 90% confidence interval (Student's t on
-# the log ratios: the rounds are independent pairs of runs). The verdict needs the interval:
-# PASS when its upper end is within the target, FAIL when its lower end is above it (or on any
-# error), INCONCLUSIVE otherwise: on a noisy machine (see the steal column) more rounds narrow
-# it. The order effect (see the top) widens the interval; it never biases it.
+# the log ratios: the rounds are independent pairs of runs). The order effect (see the top) widens
+# the interval; it never biases it.
 # shellcheck disable=SC2046,SC2086  # one ratio a word
 read -r geo_mean ci_low ci_high < <(geo_interval $(printf '%s\n' $p99_ratios |
   awk '{printf "%.4f\n", $1 / 1000}'))
+# The verdict's figure: the p99 over every request of the churn runs against the p99 over every
+# request of the static runs (the same rounds), with a paired bootstrap interval over rounds
+# (pooled_quantile_ratio, bench/lib/loadtest.sh). A run's own p99 is mostly the host's stalls that
+# happened to land in it (per-round ratios spread 0.5-2.0 for the same code), so the geometric mean
+# of per-round ratios needs many more rounds for the same width. PASS when the interval's upper end
+# is within the target, FAIL when its lower end is above it (or on any error), INCONCLUSIVE
+# otherwise: more rounds narrow it.
+read -r pooled_ratio pooled_low pooled_high pooled_static pooled_churn _ < <(
+  pooled_quantile_ratio "$work/pooled-rounds.txt" 99)
 echo "per-round p99 ratios, sorted: $(printf '%s\n' $p99_ratios | sort -g |
   awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / 1000}')"
 ((kept % 2 == 0)) || echo "note: an odd number of rounds leaves the order effect in the geometric mean"
 if ((errs[churn] > 0 || errs[static] > 0 || ${errs[paused]:-0} > 0)); then
   verdict=FAIL
-elif [[ $ci_high == - ]]; then
+elif [[ $pooled_high == - ]]; then
   verdict="INCONCLUSIVE (one round: no interval)"
 elif (($(wc -w <<<"$p99_ratios") < min_rounds)); then
   # (TRIPLE=1: the rounds where churn ran first in its gateway, about half of those kept)
   verdict="INCONCLUSIVE (fewer than MIN_ROUNDS=$min_rounds rounds for the verdict)"
-elif awk -v h="$ci_high" 'BEGIN {exit !(h <= 1.10)}'; then
+elif awk -v h="$pooled_high" 'BEGIN {exit !(h <= 1.10)}'; then
   verdict=PASS
-elif awk -v l="$ci_low" 'BEGIN {exit !(l > 1.10)}'; then
+elif awk -v l="$pooled_low" 'BEGIN {exit !(l > 1.10)}'; then
   verdict=FAIL
 else
   verdict="INCONCLUSIVE (the interval holds 1.10: more rounds, or a machine with less steal)"
@@ -688,8 +698,10 @@ if ((triple)); then
   echo "p99 of the churn gateway's second run against its first, all rounds (how much of a first run's tail is the gateway's youth): ${sg}x, 90% interval ${sl}-${sh}"
   echo "(TRIPLE=1: the verdict below counts only the rounds where churn ran first, right after its warm-up as static always does)"
 fi
-echo "p99 churn/static: ${geo_mean}x (geometric mean of per-round ratios; 90% interval" \
-  "${ci_low}-${ci_high}; $kept rounds kept, $discarded discarded for steal), ${ratio}x (medians)," \
-  "${per_round}x (median of per-round ratios);" \
+echo "p99 churn/static, per round: ${geo_mean}x (geometric mean of per-round ratios; 90% interval" \
+  "${ci_low}-${ci_high}), ${ratio}x (medians), ${per_round}x (median of per-round ratios);" \
+  "$kept rounds kept, $discarded discarded for steal"
+echo "p99 churn/static, pooled: ${pooled_ratio}x (p99 over all requests: static $pooled_static ms," \
+  "churn $pooled_churn ms; 90% bootstrap interval over rounds ${pooled_low}-${pooled_high});" \
   "errors static ${errs[static]}, churn ${errs[churn]}$( ((triple)) && echo ", paused ${errs[paused]}");" \
   "target 0 errors and <= 1.10x: $verdict"

@@ -6,7 +6,8 @@
 # taskset prefix for wrk), and names itself in `bench_name` for messages.
 
 # shellcheck source=bench/lib/nginx_proxy.sh
-source "$(dirname "${BASH_SOURCE[0]}")/nginx_proxy.sh"
+turnpike_loadtest_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$turnpike_loadtest_dir/nginx_proxy.sh"
 
 # Work directory and cleanup -------------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/turnpike-$bench_name.XXXXXX")
@@ -274,37 +275,21 @@ start_wildcard_backend() {
 }
 
 # merge_quantiles FILE...: "p50_ms p99_ms requests" over every request of the wrk runs whose
-# quantiles FILE... hold (bench/wrk/quantiles.lua), as if one run had made them all: the
-# smallest latency x such that the runs' requests at or below x (each run's share read from its
-# own quantiles, weighted by its requests) make p% of all of them.
+# quantiles FILE... hold (bench/wrk/quantile_file.lua), as if one run had made them all
+# (bench/lib/quantiles.py says how).
 merge_quantiles() {
-  python3 - "$@" <<'EOF'
-import bisect, sys
-runs = []  # (requests, [microseconds], [share at or below])
-for path in sys.argv[1:]:
-    n, us, share = 0, [], []
-    for line in open(path):
-        a, b = line.split()
-        if a == "requests":
-            n = int(b)
-        else:
-            us.append(int(b)); share.append(float(a) / 100)
-    runs.append((n, us, share))
-total = sum(r[0] for r in runs)
-if total == 0:
-    print("- - 0"); sys.exit()
-def at_or_below(v):  # requests of all runs at or below v microseconds
-    s = 0.0
-    for n, us, share in runs:
-        i = bisect.bisect_right(us, v)
-        s += n * (share[i - 1] if i else 0)
-    return s
-out = []
-candidates = sorted({v for _, us, _ in runs for v in us})
-for p in (0.50, 0.99):
-    out.append(next(v for v in candidates if at_or_below(v) >= p * total - 1e-6) / 1000)
-print("%.3f %.3f %d" % (out[0], out[1], total))
-EOF
+  python3 "$turnpike_loadtest_dir/quantiles.py" merge "$@"
+}
+
+# pooled_quantile_ratio LIST [P]: the P-th percentile (default 99) over every request of the "B"
+# runs against the same over every request of the "A" runs, with a paired bootstrap interval over
+# rounds: "ratio low high a_ms b_ms rounds". LIST has a line per round, "A B", each a
+# comma-separated list of that round's quantile files for the mode (bench/lib/quantiles.py).
+# A pooled percentile is what one long run of each mode would read: a host stall lands in
+# whichever run it hits and moves that run's own p99 (per-round ratios of 0.5-2.0 for the same
+# code here), while the requests of all runs together weigh each stall by the requests it slowed.
+pooled_quantile_ratio() {
+  python3 "$turnpike_loadtest_dir/quantiles.py" pooled "$@"
 }
 
 # Upstream: nginx answering `hello world` on every path ------------------------------------------

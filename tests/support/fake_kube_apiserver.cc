@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "support/net.h"
@@ -286,7 +287,11 @@ void FakeKubeApiServer::Serve(int fd) {
     size_t end = in.find("\r\n\r\n");
     if (end == std::string::npos) {
       pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 20) == 0) continue;
+      int ready = ::poll(&p, 1, 20);
+      // A signal (the churn bench's SIGUSR1/SIGUSR2) interrupts the wait: wait again rather
+      // than fall through into a recv that blocks past stop_.
+      if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+      if (ready < 0) break;
       ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
       if (n <= 0) break;
       in.append(buf, static_cast<size_t>(n));

@@ -1,0 +1,109 @@
+"""Percentiles over several wrk runs, from the quantile files bench/wrk/quantile_file.lua writes.
+
+  quantiles.py merge FILE...      "p50_ms p99_ms requests" over every request of the runs, as if
+                                  one run had made them all (bench/lib/loadtest.sh merge_quantiles)
+  quantiles.py pooled LIST [P]    the P-th percentile (default 99) over every request of the "B"
+                                  runs against the same over the "A" runs, with a 90% interval:
+                                  "ratio low high a_ms b_ms rounds" (pooled_quantile_ratio)
+
+A quantile file: "requests N", then "P US" lines (P% of the run's requests took at most US
+microseconds). A run's share of requests at or below a latency is read from its own quantiles and
+weighted by its requests.
+"""
+import bisect
+import random
+import sys
+
+
+def load(path):
+    """(requests, [microseconds], [share at or below]) of one run."""
+    n, us, share = 0, [], []
+    for line in open(path):
+        a, b = line.split()
+        if a == "requests":
+            n = int(b)
+        else:
+            us.append(int(b))
+            share.append(float(a) / 100)
+    return n, us, share
+
+
+def at_or_below(run, v):
+    """Requests of the run at or below v microseconds."""
+    n, us, share = run
+    i = bisect.bisect_right(us, v)
+    return n * (share[i - 1] if i else 0.0)
+
+
+def merge(paths):
+    runs = [load(p) for p in paths]
+    total = sum(r[0] for r in runs)
+    if total == 0:
+        print("- - 0")
+        return
+    candidates = sorted({v for _, us, _ in runs for v in us})
+    out = []
+    for p in (0.50, 0.99):
+        goal = p * total - 1e-6
+        out.append(next(v for v in candidates if sum(at_or_below(r, v) for r in runs) >= goal) / 1000)
+    print("%.3f %.3f %d" % (out[0], out[1], total))
+
+
+def pooled(list_path, pct):
+    """LIST has a line per round, "A B": each a comma-separated list of the round's quantile
+    files for that mode. The interval is a paired bootstrap over rounds (a round's runs share its
+    minutes of the host): 2,000 resamples with a fixed seed, 5th to 95th percentile of the
+    resampled ratios. Percentiles are read on a grid 0.2% apart around the one asked for."""
+    rounds = []
+    for line in open(list_path):
+        if line.strip():
+            rounds.append([[load(f) for f in col.split(",") if f] for col in line.split()])
+    runs = [r for rd in rounds for col in rd for r in col if r[0]]
+    if not runs:
+        print("- - - - - 0")
+        return
+
+    def latency_at(run, p):
+        _, us, share = run
+        return us[min(bisect.bisect_left(share, p - 1e-9), len(us) - 1)]
+
+    lo = min(latency_at(r, pct - 0.02) for r in runs)
+    hi = max(latency_at(r, min(pct + 0.009, 1.0)) for r in runs)
+    grid, v = [], max(lo, 1) * 0.95
+    while v <= hi * 1.05:
+        grid.append(v)
+        v *= 1.002
+    grid.append(max(hi * 1.05, grid[-1] + 1))
+    # per round, per mode: (requests, requests at or below each grid latency)
+    table = [[(sum(r[0] for r in col), [sum(at_or_below(r, g) for r in col) for g in grid])
+              for col in rd] for rd in rounds]
+
+    def percentile(sample, mode):
+        goal = pct * sum(table[i][mode][0] for i in sample) - 1e-6
+        a, b = 0, len(grid) - 1
+        while a < b:
+            k = (a + b) // 2
+            if sum(table[i][mode][1][k] for i in sample) >= goal:
+                b = k
+            else:
+                a = k + 1
+        return grid[a]
+
+    everyone = list(range(len(table)))
+    pa, pb = percentile(everyone, 0), percentile(everyone, 1)
+    low = high = "-"
+    if len(table) > 1:
+        rng = random.Random(12345)
+        samples = ([rng.choice(everyone) for _ in everyone] for _ in range(2000))
+        ratios = sorted(percentile(s, 1) / percentile(s, 0) for s in samples)
+        low, high = "%.3f" % ratios[100], "%.3f" % ratios[1899]
+    print("%.3f" % (pb / pa), low, high, "%.3f" % (pa / 1000), "%.3f" % (pb / 1000), len(table))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "merge":
+        merge(sys.argv[2:])
+    elif len(sys.argv) in (3, 4) and sys.argv[1] == "pooled":
+        pooled(sys.argv[2], float(sys.argv[3]) / 100 if len(sys.argv) == 4 else 0.99)
+    else:
+        sys.exit(__doc__)

@@ -21,6 +21,14 @@
 #        TURNPIKE_BIN     gateway binary (default build/release/src/daemon/turnpike)
 #        BASE_BIN         a second Turnpike binary, run as the proxy "base" (PROXIES="turnpike
 #                         base nginx"): A/B of two builds on the same route, side by side
+#                         PROXIES may also name floor proxies (bench/floor_proxy.cc): floor-epoll
+#                         (level-triggered epoll + read(2), libuv's model), floor-epollet
+#                         (edge-triggered + recv(2), nginx's), floor-uring (io_uring, where
+#                         liburing was found at build time): the least a proxy does per request
+#                         under each I/O model, so the kernel's share of a request on this
+#                         machine, and what another model would save. Each is compared with
+#                         nginx, and Turnpike with each. FLOOR_BIN: default
+#                         build/release/bench/floor_proxy
 #        PIN=auto         auto|1|0: pin the proxies to CPU 0 and wrk + upstream to the other
 #                         CPUs (auto = when there are at least 2 CPUs and taskset exists)
 #        KEEP=0           1 = keep the work directory (configs, logs, raw wrk output)
@@ -57,6 +65,7 @@ connections=${CONNECTIONS:-50}
 threads=${THREADS:-1}
 read -r -a proxies <<<"${PROXIES:-turnpike nginx}"
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
+floor_bin=${FLOOR_BIN:-$root/build/release/bench/floor_proxy}
 base_bin=${BASE_BIN:-}
 pin=${PIN:-auto}
 keep=${KEEP:-0}
@@ -65,8 +74,12 @@ config_extra=${CONFIG_EXTRA:-}
 read -r -a scenarios <<<"${SCENARIOS:-plain}"
 
 for p in "${proxies[@]}"; do
-  [[ $p == turnpike || $p == base || $p == nginx ]] ||
-    { echo "compare: unknown proxy '$p'" >&2; exit 2; }
+  case $p in
+    turnpike | base | nginx) ;;
+    floor-epoll | floor-epollet | floor-uring)
+      [[ -x $floor_bin ]] || { echo "compare: $p needs $floor_bin (ninja floor_proxy)" >&2; exit 2; } ;;
+    *) echo "compare: unknown proxy '$p'" >&2; exit 2 ;;
+  esac
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "compare: ROUNDS must be a positive integer" >&2; exit 2; }
 for s in "${scenarios[@]}"; do
@@ -172,11 +185,27 @@ EOF
   proxy_label[nginx]="nginx (worker pid $workers)"
 }
 
+# start_floor NAME: bench/floor_proxy in the model NAME names (floor-MODEL), on its own port.
+start_floor() {
+  local name=$1 dir=$work/$1 port pid
+  mkdir -p "$dir"
+  free_port
+  port=$REPLY
+  "${proxy_cpus[@]}" "$floor_bin" "${name#floor-}" "$port" "$up_port" >"$dir/floor.log" 2>&1 &
+  pid=$!
+  started_pids+=("$pid")
+  wait_ready "$name" "$pid" "http://127.0.0.1:$port/hello" "$dir/floor.log"
+  proxy_url[$name]=http://127.0.0.1:$port/hello
+  proxy_cpu_pids[$name]=$pid
+  proxy_label[$name]="$name (pid $pid)"
+}
+
 for p in "${proxies[@]}"; do
   case $p in
     turnpike) start_turnpike ;;
     base) start_turnpike base "$base_bin" ;;
     nginx) start_nginx_proxy ;;
+    floor-*) start_floor "$p" ;;
   esac
 done
 
@@ -312,7 +341,11 @@ echo
 for s in "${scenarios[@]}"; do
   suffix=
   [[ ${scenarios[*]} == plain ]] || suffix=/$s
-  for pair in turnpike/nginx turnpike/base base/nginx; do
+  pairs=(turnpike/nginx turnpike/base base/nginx)
+  for p in "${proxies[@]}"; do
+    if [[ $p == floor-* ]]; then pairs+=("$p/nginx" "turnpike/$p"); fi
+  done
+  for pair in "${pairs[@]}"; do
     a=${pair%/*} b=${pair#*/}
     if [[ -n ${med["$a$suffix rps"]:-} && -n ${med["$b$suffix rps"]:-} ]]; then
       ratio_line "$pair$suffix" "$a$suffix" "$b$suffix"

@@ -6,6 +6,7 @@
 // buffer comes from the worker's pool).
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -44,6 +45,22 @@
 #include "support/files.h"
 #include "support/redis.h"
 #include "support/redis_cluster.h"
+
+// sendmsg(2) calls made by the process that carried more than one buffer, counted on the way
+// to libc's (or the sanitizer's) sendmsg: the worker writes a head and a small body as one
+// buffer with send(2) (Exchange::CoalesceSmallBody), so warm small answers make none.
+namespace {
+std::atomic<uint64_t> g_multi_buffer_sendmsgs{0};
+}  // namespace
+
+extern "C" ssize_t sendmsg(int fd, const struct msghdr* msg, int flags) {
+  using Fn = ssize_t (*)(int, const struct msghdr*, int);
+  static const Fn next = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "sendmsg"));
+  if (msg != nullptr && msg->msg_iovlen > 1) {
+    g_multi_buffer_sendmsgs.fetch_add(1, std::memory_order_relaxed);
+  }
+  return next(fd, msg, flags);
+}
 
 namespace turnpike::proxy {
 namespace {
@@ -214,22 +231,32 @@ bool RoundTrip(int fd, std::string_view request, size_t* response_len) {
 constexpr std::string_view kHelloRequest =
     "GET /hello HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\n\r\n";
 
-TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
+// A started worker of OneWorkerGateway() whose route /hello goes to its own Origin, and a
+// client connection to it (fd < 0 when something failed to start).
+struct HelloWorker {
+  HelloWorker() : serving(gateway) {
+    if (!origin.ok() || serving.listen_fd < 0) return;
+    config::RoutesConfig routes = OriginRoutes(origin.port());
+    BuildReport report;
+    serving.worker.Start(BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report));
+    fd = ConnectTo(serving.port);
+  }
+  ~HelloWorker() {
+    if (fd >= 0) close(fd);
+    if (origin.ok() && serving.listen_fd >= 0) {
+      serving.worker.Drain();
+      serving.worker.Join();
+    }
+  }
   Origin origin;
-  ASSERT_TRUE(origin.ok());
+  std::shared_ptr<config::GatewayConfig> gateway = OneWorkerGateway();
+  ServingWorker serving;
+  int fd = -1;
+};
 
-  auto gateway = OneWorkerGateway();
-  config::RoutesConfig routes = OriginRoutes(origin.port());
-  BuildReport report;
-  SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
-
-  ServingWorker serving(gateway);
-  ASSERT_GE(serving.listen_fd, 0);
-  Worker& worker = serving.worker;
-  const int port = serving.port;
-  worker.Start(snap);
-
-  int fd = ConnectTo(port);
+TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
+  HelloWorker hello;
+  const int fd = hello.fd;
   ASSERT_GE(fd, 0);
   size_t response_len = 0;
   // The counter works: the first request allocates (connection, pool and picker state).
@@ -240,10 +267,53 @@ TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
       WarmAllocations(kRequests, [&] { return RoundTrip(fd, kHelloRequest, &response_len); });
   ASSERT_TRUE(allocations.has_value());
   EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
+}
 
-  close(fd);
-  worker.Drain();
-  worker.Join();
+// A small answer goes to the client as one buffer (one send(2), no sendmsg(2) of a head and a
+// body), proxied or local, and its bytes are the same.
+TEST(WriteTest, SmallAnswersGoOutAsOneBuffer) {
+  HelloWorker hello;
+  const int fd = hello.fd;
+  ASSERT_GE(fd, 0);
+
+  // The counter works: a write of two buffers counts.
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  char a[] = "a", b[] = "b";
+  iovec iov[2] = {{a, 1}, {b, 1}};
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = 2;
+  uint64_t before = g_multi_buffer_sendmsgs.load();
+  ASSERT_EQ(sendmsg(pair[0], &m, 0), 2);
+  EXPECT_EQ(g_multi_buffer_sendmsgs.load() - before, 1u);
+  close(pair[0]);
+  close(pair[1]);
+
+  size_t response_len = 0;
+  ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len));  // warm: the exchange's buffers
+  before = g_multi_buffer_sendmsgs.load();
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len));
+  EXPECT_EQ(g_multi_buffer_sendmsgs.load() - before, 0u) << "proxied answers";
+
+  // A local answer (no route: 404 with its JSON body), read whole by its Content-Length.
+  constexpr std::string_view kMiss = "GET /missing HTTP/1.1\r\nHost: example.com\r\n\r\n";
+  before = g_multi_buffer_sendmsgs.load();
+  ASSERT_EQ(write(fd, kMiss.data(), kMiss.size()), static_cast<ssize_t>(kMiss.size()));
+  std::string got;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    ASSERT_GT(n, 0);
+    got.append(buf, static_cast<size_t>(n));
+    size_t end = got.find("\r\n\r\n");
+    size_t cl = got.find("Content-Length: ");
+    if (end == std::string::npos || cl == std::string::npos) continue;
+    if (got.size() >= end + 4 + std::stoul(got.substr(cl + 16))) break;
+  }
+  EXPECT_EQ(got.rfind("HTTP/1.1 404 ", 0), 0u) << got;
+  EXPECT_NE(got.find("\r\n\r\n{\"error_msg\":"), std::string::npos) << got;
+  EXPECT_EQ(g_multi_buffer_sendmsgs.load() - before, 0u) << "local answer";
 }
 
 // The keep-alive pool forgets an address once its connections are gone (under node churn it

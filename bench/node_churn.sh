@@ -125,6 +125,10 @@
 #        FAKE_BIN             default: build/release/bench/fake_kube_churn
 #        PIN=auto             auto|1|0: the gateway on CPU 0; wrk, nginx and the fake on the
 #                             others (auto = with 2+ CPUs and taskset)
+#        FAKE_CPUS=           a CPU list for the fake API server (default: wrk's CPUs): FAKE_CPUS=0
+#                             puts its work per change (the slice's JSON, the 60 KB event's send,
+#                             whose loopback delivery runs on the sender's CPU) on the gateway's
+#                             CPU instead of the saturated one of wrk and the backend
 #        CONTROL_CPUS=        a CPU list: moves the gateway's control thread there after start
 #                             (taskset -p), the worker staying on CPU 0 (is a p99 gap the
 #                             control thread's work taking the worker's CPU?)
@@ -218,6 +222,11 @@ fi
 # changes column counts them; CPU 1 is never fully busy).
 fake_sched=()
 command -v chrt >/dev/null 2>&1 && fake_sched=(chrt -i 0)
+fake_cpus=("${load_cpus[@]}")
+if [[ -n ${FAKE_CPUS:-} ]]; then
+  command -v taskset >/dev/null 2>&1 || { echo "$bench_name: FAKE_CPUS needs taskset" >&2; exit 2; }
+  fake_cpus=(taskset -c "$FAKE_CPUS")
+fi
 
 clk_tck=$(getconf CLK_TCK)
 # shellcheck source=bench/lib/loadtest.sh
@@ -281,7 +290,7 @@ start_run() {
   ((spares_warm)) && [[ $mode == static ]] && warm_all=1
   ((restore)) && [[ $mode == churn ]] && restore_arg=1
   : >"$dir/fake.out"  # exists before the loop below reads it (the job opens it later)
-  "${fake_sched[@]}" "${load_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
+  "${fake_sched[@]}" "${fake_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
     --port "${fake_port:-$node_port}" --interval-ms "$every" --same "$same" --paused "$paused" --warm-all "$warm_all" --restore "$restore_arg" >"$dir/fake.out" 2>"$dir/fake.err" &
   fake_pid=$!
   started_pids+=("$fake_pid")
@@ -514,7 +523,7 @@ run_interleaved_round() {
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
   "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((restore)) && echo ", RESTORE=1: and its set goes back to the static one")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")$( ((interleave)) && echo ", INTERLEAVE=1: both gateways side by side, measured in $slices turns of $slice_duration each")), $rounds rounds of $( ((interleave)) && echo "$slices x $slice_duration" || echo "$duration") per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
-  "backends: $backends, pinning: ${proxy_cpus[*]:-off}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
+  "backends: $backends, pinning: ${proxy_cpus[*]:-off}${FAKE_CPUS:+, fake on CPU $FAKE_CPUS}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
 # Each measured figure: the array of its kept values per mode (space-separated) and the
 # run_wrk variable it comes from. A round's figures wait in this_round ("figure mode") until
 # the round is kept or discarded.

@@ -354,10 +354,13 @@ active_opens() { awk '$1 == "Tcp:" && $6 ~ /^[0-9]+$/ {print $6}' /proc/net/snmp
 
 # tcp_counters: "Name value" for the machine's TCP counters that tell a lost or refused
 # connection from a slow peer (/proc/net/snmp and /proc/net/netstat: listen queue overflows,
-# SYN and data retransmits, resets, aborts, time-wait reuse); tcp_counters_delta BEFORE AFTER:
-# the ones that moved, "Name+N ...".
+# SYN and data retransmits, resets, aborts, time-wait reuse), and the segments sent and
+# received with the ACKs sent alone (delayed, or at once after an idle connection's data):
+# per request, what a mode costs every TCP stack on the machine; tcp_counters_delta BEFORE
+# AFTER: the ones that moved, "Name+N ...".
 tcp_counters() {
-  awk 'BEGIN {split("AttemptFails EstabResets RetransSegs OutRsts ListenOverflows ListenDrops " \
+  awk 'BEGIN {split("InSegs OutSegs DelayedACKs TCPPureAcks TCPHPAcks " \
+      "AttemptFails EstabResets RetransSegs OutRsts ListenOverflows ListenDrops " \
       "TCPSynRetrans TCPTimeouts TCPAbortOnData TCPAbortOnClose TCPAbortOnTimeout TCPAbortFailed " \
       "TCPBacklogDrop TCPTimeWaitOverflow TWRecycled TCPReqQFullDrop TCPReqQFullDoCookies " \
       "TCPSYNChallenge PAWSActive", want, " "); for (i in want) w[want[i]] = 1}

@@ -8,6 +8,7 @@
 #include <cassert>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 
 namespace turnpike::core {
 
@@ -175,19 +176,38 @@ void TcpConnection::Write(uv_buf_t* bufs, unsigned count) {
 
 // send(2) / sendmsg(2) straight on the socket, where uv_try_write would write(2) / writev(2):
 // the socket calls skip the file layer (the f_pos lock, vfs_write's checks), about a tenth of
-// the kernel's cost of a small write on loopback. Only ever called with nothing queued (no
-// write in progress), so the bytes cannot overtake queued ones. Returns the bytes the kernel
-// took, or a libuv error (UV_EAGAIN when it took none).
+// the kernel's cost of a small write on loopback. Several buffers of kGatherBytes or less in
+// all (a head and a short body, chunk framing) are copied into one and sent with send(2): the
+// kernel's msghdr and iovec import cost more (~0.2 us a call on the test machines,
+// docs/benchmarks.md, the floor proxies) than the copy. Only ever called with nothing queued
+// (no write in progress), so the bytes cannot overtake queued ones. Returns the bytes the
+// kernel took, or a libuv error (UV_EAGAIN when it took none); the caller queues the rest of
+// `bufs` either way.
 ssize_t TcpConnection::TrySend(const uv_buf_t* bufs, unsigned count) {
   if (fd_ < 0) return uv_try_write(stream(), bufs, count);
   static_assert(sizeof(uv_buf_t) == sizeof(iovec) &&
                     offsetof(uv_buf_t, base) == offsetof(iovec, iov_base) &&
                     offsetof(uv_buf_t, len) == offsetof(iovec, iov_len),
                 "libuv's uv_buf_t is an iovec on Unix");
+  size_t total = 0;
+  if (count > 1) {
+    for (unsigned i = 0; i < count; ++i) total += bufs[i].len;
+  }
+  char gathered[kGatherBytes];
+  const bool gather = count > 1 && total <= kGatherBytes;
+  if (gather) {
+    char* p = gathered;
+    for (unsigned i = 0; i < count; ++i) {
+      std::memcpy(p, bufs[i].base, bufs[i].len);
+      p += bufs[i].len;
+    }
+  }
   ssize_t n;
   do {
     if (count == 1) {
       n = ::send(fd_, bufs[0].base, bufs[0].len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else if (gather) {
+      n = ::send(fd_, gathered, total, MSG_NOSIGNAL | MSG_DONTWAIT);
     } else {
       msghdr msg{};
       msg.msg_iov = reinterpret_cast<iovec*>(const_cast<uv_buf_t*>(bufs));

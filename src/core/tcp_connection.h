@@ -22,8 +22,9 @@
 // Cost. About 780 bytes on x86-64 Linux (uv_tcp_t 248, uv_write_t 192, LazyTimer 184, a
 // connect/shutdown request 96). Every handler call is one virtual call; nothing here allocates, on
 // any path. A warm request/response over a kept-alive connection costs one read(2) per readable
-// event and one send(2) / sendmsg(2) per Write() that fits in the socket buffer. ArmTimer() moving
-// a deadline later only stores a number (core::LazyTimer).
+// event and one send(2) per Write() that fits in the socket buffer (several buffers of up to
+// kGatherBytes in all are copied into one first; larger ones go out with sendmsg(2)).
+// ArmTimer() moving a deadline later only stores a number (core::LazyTimer).
 //
 // Thread rules: one loop, one thread: every method and every callback runs on the thread of
 // the loop given to Init().
@@ -212,6 +213,7 @@ class TcpConnection {
   void WriteDone(int status);
   void CacheFd();  // fd_ from the handle, once it has a socket
   ssize_t TrySend(const uv_buf_t* bufs, unsigned count);
+  static constexpr size_t kGatherBytes = 2048;  // TrySend: buffers up to this go out as one
 
   static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
   static void OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);

@@ -541,7 +541,6 @@ void Exchange::EncodeResponseHead(const http::ResponseHead& r) {
     }
   }
   http::EncodeProxiedResponseHead(r, o, &out_);
-  out_head_len_ = out_.size();
 }
 
 void Exchange::OnResponseComplete() {
@@ -596,7 +595,6 @@ void Exchange::SendLocal(int status, std::string_view body, std::string_view con
   o.keep_alive = down_->keep_alive();
   o.http10_client = req_.version_minor == 0;
   http::EncodeLocalResponseHead(o, worker_->Date(), content_type, &out_);
-  out_head_len_ = out_.size();
   client_bufs_.clear();
   client_bufs_.push_back(core::IoBuf(out_));
   if (req_.method != base::Method::kHead && !body.empty()) {
@@ -607,25 +605,7 @@ void Exchange::SendLocal(int status, std::string_view body, std::string_view con
 
 void Exchange::WriteClient() {
   for (const uv_buf_t& b : client_bufs_) bytes_sent_ += b.len;
-  CoalesceSmallBody();
   down_->Write(client_bufs_.data(), static_cast<unsigned>(client_bufs_.size()));
-}
-
-// A head and a small rest (a short body, chunk framing) go out as one buffer, so one send(2)
-// instead of a sendmsg(2) of several: on the test machines the kernel's msghdr and iovec
-// import cost ~0.2 us a call (docs/benchmarks.md, the floor proxies), copying up to
-// kCoalesceBytes a fraction of that. out_ keeps its capacity with the pooled exchange, so
-// only a worker's first larger answers grow it; its first out_head_len_ bytes stay the head
-// (the log phase's $sent_http_* and $body_bytes_sent read it).
-void Exchange::CoalesceSmallBody() {
-  const size_t n = client_bufs_.size();
-  if (n < 2 || client_bufs_[0].base != out_.data()) return;
-  size_t rest = client_bufs_[1].len;
-  for (size_t i = 2; i < n; ++i) rest += client_bufs_[i].len;
-  if (rest > kCoalesceBytes) return;
-  for (size_t i = 1; i < n; ++i) out_.append(client_bufs_[i].base, client_bufs_[i].len);
-  client_bufs_.resize(1);
-  client_bufs_[0] = core::IoBuf(out_);
 }
 
 void Exchange::OnWritten(int status) {

@@ -161,9 +161,6 @@ class Exchange final : public router::RouteFilter,
   // Writes client_bufs_ (the completion may run inside: callers must not touch the exchange
   // after it returns).
   void WriteClient();
-  // WriteClient(): a head followed by at most kCoalesceBytes is sent as one buffer.
-  void CoalesceSmallBody();
-  static constexpr size_t kCoalesceBytes = 2048;
   // Ends the exchange: the log phase, the upstream request's Finish (the connection back to
   // the pool when `upstream_reusable`), then the connection's next request or close. The
   // exchange may be reused or gone when it returns.
@@ -220,8 +217,7 @@ class Exchange final : public router::RouteFilter,
   http::BodyFraming resp_framing_ = http::BodyFraming::kContentLength;
 
   // Write scratch (capacity reused between requests: no allocation once warm).
-  std::string out_;                      // response head / local reply head (+ small body)
-  size_t out_head_len_ = 0;              // the head's bytes at the start of out_
+  std::string out_;                      // response head / local reply head
   std::string local_body_;               // body of a local reply
   std::string filtered_;                 // filtered body bytes of the write in flight
   std::string up_request_head_;          // the request head sent upstream

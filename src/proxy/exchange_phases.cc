@@ -61,10 +61,8 @@ void Exchange::RunHeaderFilters(int status) {
 
 void Exchange::RunLogPhase() {
   ctx_.SetStatus(resp_status_);
-  // out_ still holds the head of the response that went out (proxied or local), followed by
-  // its body when that was small enough to go out in the same buffer (CoalesceSmallBody).
-  ctx_.facts().Finish(uv_now(worker_->loop()), bytes_sent_, body_bytes_,
-                      std::string_view(out_).substr(0, out_head_len_));
+  // out_ still holds the head of the response that went out (proxied or local).
+  ctx_.facts().Finish(uv_now(worker_->loop()), bytes_sent_, body_bytes_, out_);
   if (phases_ran_) phases_.RunLog(ctx_);
   // Last, as nginx's log module: the line sees what the plugins' log hooks saw.
   if (const AccessLog* log = worker_->access_log()) log->Log(ctx_, &worker_->log_line());

@@ -48,8 +48,8 @@
 #include "support/redis_cluster.h"
 
 // sendmsg(2) calls made by the process that carried more than one buffer, counted on the way
-// to libc's (or the sanitizer's) sendmsg: the worker writes a head and a small body as one
-// buffer with send(2) (Exchange::CoalesceSmallBody), so warm small answers make none.
+// to libc's (or the sanitizer's) sendmsg: a connection writes a head and a small body as one
+// buffer with send(2) (core::TcpConnection::TrySend), so warm small answers make none.
 namespace {
 std::atomic<uint64_t> g_multi_buffer_sendmsgs{0};
 }  // namespace

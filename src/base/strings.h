@@ -18,6 +18,40 @@ bool EqualBytesIgnoreCase(const char* a, const char* b, size_t n);
 inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && EqualBytesIgnoreCase(a.data(), b.data(), a.size());
 }
+// True when `s` equals `lower`, a name spelled in lower case with letters a-z and no other byte of
+// 0x40-0x7f (digits and '-' are fine), ignoring the case of `s`'s letters. Inline
+// and word-wise, for matching the few names a protocol knows (a header name against
+// "content-length"): with `lower` a literal, the masks fold to constants. Exact for any `s`: a
+// byte matches a letter only as that letter in either case, and anything else only as itself.
+inline bool EqualsLowerName(std::string_view s, std::string_view lower) {
+  const size_t n = lower.size();
+  if (s.size() != n) return false;
+  // A letter of `lower` has its 0x40 bit set; 0x20 is the case bit to ignore there.
+  auto same = [](uint64_t x, uint64_t l) {
+    return (x | ((l & 0x4040404040404040ull) >> 1)) == l;
+  };
+  auto load = [](const char* p, size_t k) {
+    uint64_t v = 0;
+    __builtin_memcpy(&v, p, k);
+    return v;
+  };
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      if (!same(load(s.data() + i, 8), load(lower.data() + i, 8))) return false;
+    }
+    return same(load(s.data() + n - 8, 8), load(lower.data() + n - 8, 8));
+  }
+  if (n >= 4) {
+    return same(load(s.data(), 4) | load(s.data() + n - 4, 4) << 32,
+                load(lower.data(), 4) | load(lower.data() + n - 4, 4) << 32);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!same(static_cast<unsigned char>(s[i]), static_cast<unsigned char>(lower[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
 std::string ToLower(std::string_view s);
 std::string_view TrimWhitespace(std::string_view s);
 

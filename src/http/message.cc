@@ -30,21 +30,46 @@ void ResponseHead::Clear() {
   connection_token_count = 0;
 }
 
-bool IsHopByHop(std::string_view name) {
-  using base::EqualsIgnoreCase;
-  switch (name.size()) {
+HeaderId ClassifyHeaderName(std::string_view n) {
+  using base::EqualsLowerName;
+  using enum HeaderId;
+  // By length, then by a letter that tells the candidates of that length apart: one compare.
+  switch (n.size()) {
     case 2:
-      return EqualsIgnoreCase(name, "te");
+      return EqualsLowerName(n, "te") ? kTe : kOther;
+    case 4:
+      return EqualsLowerName(n, "host") ? kHost : kOther;
+    case 6:
+      if ((n[0] | 0x20) == 'e') return EqualsLowerName(n, "expect") ? kExpect : kOther;
+      return EqualsLowerName(n, "server") ? kServer : kOther;
     case 7:
-      return EqualsIgnoreCase(name, "trailer") || EqualsIgnoreCase(name, "upgrade");
+      if ((n[0] | 0x20) == 't') return EqualsLowerName(n, "trailer") ? kTrailer : kOther;
+      return EqualsLowerName(n, "upgrade") ? kUpgrade : kOther;
+    case 9:
+      if ((n[0] | 0x20) == 'x') return EqualsLowerName(n, "x-real-ip") ? kXRealIp : kOther;
+      return EqualsLowerName(n, "forwarded") ? kForwarded : kOther;
     case 10:
-      return EqualsIgnoreCase(name, "connection") || EqualsIgnoreCase(name, "keep-alive");
+      if ((n[0] | 0x20) == 'c') return EqualsLowerName(n, "connection") ? kConnection : kOther;
+      return EqualsLowerName(n, "keep-alive") ? kKeepAlive : kOther;
+    case 14:
+      return EqualsLowerName(n, "content-length") ? kContentLength : kOther;
+    case 15:
+      return EqualsLowerName(n, "x-forwarded-for") ? kXForwardedFor : kOther;
     case 16:
-      return EqualsIgnoreCase(name, "proxy-connection");
+      if ((n[0] | 0x20) == 'p') {
+        return EqualsLowerName(n, "proxy-connection") ? kProxyConnection : kOther;
+      }
+      if ((n[12] | 0x20) == 'h') {
+        return EqualsLowerName(n, "x-forwarded-host") ? kXForwardedHost : kOther;
+      }
+      return EqualsLowerName(n, "x-forwarded-port") ? kXForwardedPort : kOther;
     case 17:
-      return EqualsIgnoreCase(name, "transfer-encoding");
+      if ((n[0] | 0x20) == 't') {
+        return EqualsLowerName(n, "transfer-encoding") ? kTransferEncoding : kOther;
+      }
+      return EqualsLowerName(n, "x-forwarded-proto") ? kXForwardedProto : kOther;
     default:
-      return false;
+      return kOther;
   }
 }
 

@@ -10,10 +10,52 @@
 
 namespace turnpike::http {
 
+// The header names the proxy acts on, recognized once per header when a head is parsed, so
+// the checks and encoders that follow switch on a byte instead of comparing names. The
+// hop-by-hop ones (RFC 9110 §7.6.1) are contiguous, kConnection to kUpgrade.
+enum class HeaderId : uint8_t {
+  kUnclassified = 0,  // not looked at (a Header made by hand): HeaderIdOf() classifies it
+  kOther,             // none of the names below
+  kConnection,
+  kKeepAlive,
+  kProxyConnection,
+  kTe,
+  kTrailer,
+  kTransferEncoding,
+  kUpgrade,
+  kHost,
+  kContentLength,
+  kExpect,
+  kServer,
+  kXRealIp,
+  kForwarded,
+  kXForwardedFor,
+  kXForwardedHost,
+  kXForwardedPort,
+  kXForwardedProto,
+};
+
+// Which of the names above `name` is (any case), else kOther.
+HeaderId ClassifyHeaderName(std::string_view name);
+
+inline bool IsHopByHopId(HeaderId id) {
+  return id >= HeaderId::kConnection && id <= HeaderId::kUpgrade;
+}
+
 struct Header {
   std::string_view name;
   std::string_view value;
+  // Set by the parser; a Header made by hand leaves both as they are.
+  HeaderId id = HeaderId::kUnclassified;
+  // The field arrived as exactly "name: value\r\n": the bytes from name.data() to two past
+  // the value's end are the line an encoder would write, so consecutive such lines that are
+  // forwarded unchanged go out as one copy.
+  bool plain_line = false;
 };
+
+inline HeaderId HeaderIdOf(const Header& h) {
+  return h.id != HeaderId::kUnclassified ? h.id : ClassifyHeaderName(h.name);
+}
 
 // Body framing of a message as it arrived.
 enum class Framing : uint8_t {
@@ -59,7 +101,7 @@ struct ResponseHead {
 
 // True for the headers RFC 9110 §7.6.1 calls hop-by-hop, which a proxy never forwards:
 // Connection, Keep-Alive, Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade.
-bool IsHopByHop(std::string_view name);
+inline bool IsHopByHop(std::string_view name) { return IsHopByHopId(ClassifyHeaderName(name)); }
 
 // The bytes from the start of `first` to the end of `last` when both are views of one head in
 // one buffer, as the parser's are (at most 64 KiB apart), else 0. A size guess for encoders.

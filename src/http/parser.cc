@@ -40,12 +40,21 @@ bool AppendSpan(std::string_view* dst, const char* at, size_t len) {
   return true;
 }
 
-// llhttp keeps trailing spaces and tabs of header values; field values exclude them.
-void TrimTrailingWhitespace(std::vector<Header>* headers) {
+// What every parsed head's fields need once: llhttp keeps trailing spaces and tabs of header
+// values, which field values exclude; each name is classified (HeaderId); and a field that
+// arrived as exactly "name: value\r\n" is marked as such.
+void FinishHeaders(std::vector<Header>* headers) {
   for (Header& h : *headers) {
     while (!h.value.empty() && (h.value.back() == ' ' || h.value.back() == '\t')) {
       h.value.remove_suffix(1);
     }
+    h.id = ClassifyHeaderName(h.name);
+    // Every line of a whole head ends with CRLF, and a field with a value has its value's
+    // view in the same buffer right after the name's.
+    const char* colon = h.name.data() + h.name.size();
+    h.plain_line = !h.name.empty() && !h.value.empty() && h.value.data() == colon + 2 &&
+                   colon[0] == ':' && colon[1] == ' ' && h.value.data()[h.value.size()] == '\r' &&
+                   h.value.data()[h.value.size() + 1] == '\n';
   }
 }
 
@@ -68,15 +77,6 @@ void CollectConnectionTokens(std::string_view value, Head* head) {
     }
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
-  }
-}
-
-template <typename Head>
-void ScanHeaders(Head* head) {
-  for (const Header& h : head->headers) {
-    if (h.name.size() == 10 && base::EqualsIgnoreCase(h.name, "connection")) {
-      CollectConnectionTokens(h.value, head);
-    }
   }
 }
 
@@ -232,7 +232,7 @@ llhttp_errno_t MessageParser::ExecuteHead(std::string_view prefix, const char* d
     err = HPE_OK;
   }
   if (err == HPE_PAUSED) err = complete_ ? HPE_OK : HPE_USER;
-  if (err == HPE_OK) TrimTrailingWhitespace(headers);
+  if (err == HPE_OK) FinishHeaders(headers);
   return err;
 }
 
@@ -299,22 +299,36 @@ int CountFields(const std::vector<Header>& headers, std::string_view lower_name)
   return n;
 }
 
-// RFC 9112 rules llhttp leaves to its user: no empty field name, at most one
-// Transfer-Encoding line and only the `chunked` coding (Turnpike decodes and re-chunks
+// One pass over a parsed head's fields (FinishHeaders classified them): the RFC 9112 rules
+// llhttp leaves to its user, the Connection header's tokens into `head`, and `more(h)` for
+// every other field (the request's Host and Expect). The rules: no empty field name, at most
+// one Transfer-Encoding line and only the `chunked` coding (Turnpike decodes and re-chunks
 // bodies, so a coding it would drop must not pass), and no Transfer-Encoding in HTTP/1.0
-// (§6.1: faulty framing).
-FieldCheck CheckFields(const std::vector<Header>& headers, int version_minor) {
+// (§6.1: faulty framing). The verdict is the first broken rule's, in field order.
+template <typename Head, typename More>
+FieldCheck ScanFields(Head* head, int version_minor, More&& more) {
+  FieldCheck verdict = FieldCheck::kOk;
   int transfer_encodings = 0;
-  for (const Header& h : headers) {
-    if (h.name.empty()) return FieldCheck::kBad;
-    if (h.name.size() == 17 && base::EqualsIgnoreCase(h.name, "transfer-encoding")) {
-      if (++transfer_encodings > 1 || version_minor == 0) return FieldCheck::kBad;
-      if (!base::EqualsIgnoreCase(base::TrimWhitespace(h.value), "chunked")) {
-        return FieldCheck::kUnsupportedCoding;
-      }
+  for (const Header& h : head->headers) {
+    switch (h.id) {
+      case HeaderId::kTransferEncoding:
+        if (verdict != FieldCheck::kOk) break;
+        if (++transfer_encodings > 1 || version_minor == 0) {
+          verdict = FieldCheck::kBad;
+        } else if (!base::EqualsIgnoreCase(base::TrimWhitespace(h.value), "chunked")) {
+          verdict = FieldCheck::kUnsupportedCoding;
+        }
+        break;
+      case HeaderId::kConnection:
+        CollectConnectionTokens(h.value, head);
+        break;
+      default:
+        if (h.name.empty() && verdict == FieldCheck::kOk) verdict = FieldCheck::kBad;
+        more(h);
+        break;
     }
   }
-  return FieldCheck::kOk;
+  return verdict;
 }
 
 }  // namespace
@@ -364,7 +378,20 @@ int RequestParser::ParseHead(const char* data, size_t len, RequestHead* head) {
     return 400;  // not a whole head
   }
   head->version_minor = static_cast<uint8_t>(line.minor);
-  switch (CheckFields(head->headers, line.minor)) {
+  int host_headers = 0;
+  bool bad_host = false;
+  std::string_view first_host;
+  FieldCheck fields = ScanFields(head, line.minor, [&](const Header& h) {
+    if (h.id == HeaderId::kHost) {
+      if (host_headers++ == 0) first_host = h.value;
+      bad_host = bad_host || !IsValidHost(h.value);
+    } else if (h.id == HeaderId::kExpect) {
+      if (base::EqualsIgnoreCase(base::TrimWhitespace(h.value), "100-continue")) {
+        head->expect_continue = head->version_minor >= 1;
+      }
+    }
+  });
+  switch (fields) {
     case FieldCheck::kOk:
       break;
     case FieldCheck::kBad:
@@ -380,22 +407,9 @@ int RequestParser::ParseHead(const char* data, size_t len, RequestHead* head) {
   head->target = target.without_fragment;
   head->path = target.path;
   head->query = target.query;
-  head->host = target.authority;
-  int host_headers = 0;
-  for (const Header& h : head->headers) {
-    if (h.name.size() == 4 && base::EqualsIgnoreCase(h.name, "host")) {
-      ++host_headers;
-      if (!IsValidHost(h.value)) return 400;
-      if (head->host.empty()) head->host = h.value;
-    } else if (h.name.size() == 6 && base::EqualsIgnoreCase(h.name, "expect")) {
-      if (base::EqualsIgnoreCase(base::TrimWhitespace(h.value), "100-continue")) {
-        head->expect_continue = head->version_minor >= 1;
-      }
-    }
-  }
-  if (host_headers > 1) return 400;
+  head->host = target.authority.empty() ? first_host : target.authority;
+  if (bad_host || host_headers > 1) return 400;
   if (host_headers == 0 && head->version_minor >= 1) return 400;  // RFC 9112 §3.2
-  ScanHeaders(head);
   return 0;
 }
 
@@ -451,9 +465,7 @@ bool ResponseParser::ParseHead(const char* data, size_t len, ResponseHead* head)
   if (!EveryLfAfterCr(std::string_view(data, len))) return false;
   if (ExecuteHead({}, data, len, &head->headers) != HPE_OK) return false;
   if (parser_.http_major != 1) return false;
-  if (CheckFields(head->headers, head->version_minor) != FieldCheck::kOk) return false;
-  ScanHeaders(head);
-  return true;
+  return ScanFields(head, head->version_minor, [](const Header&) {}) == FieldCheck::kOk;
 }
 
 bool ResponseParser::FinishAtEof() {

@@ -38,31 +38,23 @@ enum class EditKind : uint8_t {
 };
 
 EditKind KindOfEdit(std::string_view n) {
-  if (IsHopByHop(n)) return EditKind::kDrop;
-  switch (n.size()) {
-    case 4:
-      if (base::EqualsIgnoreCase(n, "host")) return EditKind::kDrop;
-      break;
-    case 9:
-      if (base::EqualsIgnoreCase(n, "x-real-ip")) return EditKind::kDrop;
-      break;
-    case 14:
-      if (base::EqualsIgnoreCase(n, "content-length")) return EditKind::kDrop;
-      break;
-    case 15:
-      if (base::EqualsIgnoreCase(n, "x-forwarded-for")) return EditKind::kForwardedFor;
-      break;
-    case 16:
-      if (base::EqualsIgnoreCase(n, "x-forwarded-host")) return EditKind::kForwardedHost;
-      if (base::EqualsIgnoreCase(n, "x-forwarded-port")) return EditKind::kForwardedPort;
-      break;
-    case 17:
-      if (base::EqualsIgnoreCase(n, "x-forwarded-proto")) return EditKind::kForwardedProto;
-      break;
+  const HeaderId id = ClassifyHeaderName(n);
+  switch (id) {
+    case HeaderId::kHost:
+    case HeaderId::kXRealIp:
+    case HeaderId::kContentLength:
+      return EditKind::kDrop;
+    case HeaderId::kXForwardedFor:
+      return EditKind::kForwardedFor;
+    case HeaderId::kXForwardedHost:
+      return EditKind::kForwardedHost;
+    case HeaderId::kXForwardedPort:
+      return EditKind::kForwardedPort;
+    case HeaderId::kXForwardedProto:
+      return EditKind::kForwardedProto;
     default:
-      break;
+      return IsHopByHopId(id) ? EditKind::kDrop : EditKind::kSend;
   }
-  return EditKind::kSend;
 }
 
 // One of X-Forwarded-Proto/Host/Port: the proxy's own `value`, unless a plugin's edits
@@ -117,59 +109,62 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
   bool xff_many = false;
   bool edited = f.edits != nullptr && !f.edits->empty();
   std::string_view fwd_proto, fwd_host, fwd_port;
+  // Lines the parser saw as exactly "name: value\r\n" and that go up unchanged are copied
+  // as they are, consecutive ones in one piece: [run, run_end) is what is not copied yet.
+  const char* run = nullptr;
+  const char* run_end = nullptr;
+  auto flush = [&] {
+    if (run != run_end) w.Append(std::string_view(run, static_cast<size_t>(run_end - run)));
+    run = run_end = nullptr;
+  };
   for (const Header& h : req.headers) {
     std::string_view n = h.name;
-    if (IsHopByHop(n) || IsListedIn(n, req.connection_tokens, req.connection_token_count)) {
+    const HeaderId id = HeaderIdOf(h);
+    if (IsHopByHopId(id) ||
+        (req.connection_token_count != 0 &&
+         IsListedIn(n, req.connection_tokens, req.connection_token_count))) {
       continue;
     }
     if (edited && f.edits->Touches(n)) continue;  // a plugin set or removed it
-    switch (n.size()) {
-      case 4:
-        if (base::EqualsIgnoreCase(n, "host")) continue;
-        break;
-      case 6:
-        if (base::EqualsIgnoreCase(n, "expect")) continue;
-        break;
-      case 9:
-        if (base::EqualsIgnoreCase(n, "x-real-ip") || base::EqualsIgnoreCase(n, "forwarded")) {
-          continue;
+    switch (id) {
+      case HeaderId::kHost:
+      case HeaderId::kExpect:
+      case HeaderId::kXRealIp:
+      case HeaderId::kForwarded:
+      case HeaderId::kContentLength:
+        continue;
+      case HeaderId::kXForwardedFor:
+        if (f.drop_client_forwarded_for) continue;
+        if (xff_first.empty()) {
+          xff_first = h.value;
+        } else {
+          xff_many = true;
         }
-        break;
-      case 14:
-        if (base::EqualsIgnoreCase(n, "content-length")) continue;
-        break;
-      case 15:
-        if (base::EqualsIgnoreCase(n, "x-forwarded-for")) {
-          if (f.drop_client_forwarded_for) continue;
-          if (xff_first.empty()) {
-            xff_first = h.value;
-          } else {
-            xff_many = true;
-          }
-          continue;
-        }
-        break;
-      case 16:
-        if (base::EqualsIgnoreCase(n, "x-forwarded-host")) {
-          if (f.trusted_peer) fwd_host = h.value;
-          continue;
-        }
-        if (base::EqualsIgnoreCase(n, "x-forwarded-port")) {
-          if (f.trusted_peer) fwd_port = h.value;
-          continue;
-        }
-        break;
-      case 17:
-        if (base::EqualsIgnoreCase(n, "x-forwarded-proto")) {
-          if (f.trusted_peer) fwd_proto = h.value;
-          continue;
-        }
-        break;
+        continue;
+      case HeaderId::kXForwardedHost:
+        if (f.trusted_peer) fwd_host = h.value;
+        continue;
+      case HeaderId::kXForwardedPort:
+        if (f.trusted_peer) fwd_port = h.value;
+        continue;
+      case HeaderId::kXForwardedProto:
+        if (f.trusted_peer) fwd_proto = h.value;
+        continue;
       default:
         break;
     }
+    if (h.plain_line) {
+      if (n.data() != run_end) {
+        flush();
+        run = n.data();
+      }
+      run_end = h.value.data() + h.value.size() + 2;
+      continue;
+    }
+    flush();
     AppendHeader(w, n, h.value);
   }
+  flush();
   const HeaderEdits* edits = edited ? f.edits : nullptr;
   AppendHeader(w, "X-Real-IP", f.remote_addr);
   w.Append("X-Forwarded-For: ");
@@ -183,7 +178,7 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
     });
   } else if (xff_many) {
     for (const Header& h : req.headers) {
-      if (base::EqualsIgnoreCase(h.name, "x-forwarded-for")) {
+      if (HeaderIdOf(h) == HeaderId::kXForwardedFor) {
         w.Append(h.value);
         w.Append(", ");
       }

@@ -71,19 +71,41 @@ void EncodeProxiedResponseHead(const ResponseHead& node, const ResponseHeadOptio
   w.Append(o.server_line);
   bool has_body = o.framing != BodyFraming::kNoBody;
   bool edited = o.edits != nullptr && !o.edits->empty();
+  // As in the request encoder: the node's lines that go out unchanged and arrived as exactly
+  // "name: value\r\n" are copied as they are, consecutive ones in one piece.
+  const char* run = nullptr;
+  const char* run_end = nullptr;
+  auto flush = [&] {
+    if (run != run_end) w.Append(std::string_view(run, static_cast<size_t>(run_end - run)));
+    run = run_end = nullptr;
+  };
   for (const Header& h : node.headers) {
     std::string_view n = h.name;
-    if (IsHopByHop(n) || IsListedIn(n, node.connection_tokens, node.connection_token_count)) {
+    const HeaderId id = HeaderIdOf(h);
+    if (IsHopByHopId(id) || id == HeaderId::kServer ||
+        (has_body && id == HeaderId::kContentLength)) {  // Content-Length: re-stated
       continue;
     }
-    if (base::EqualsIgnoreCase(n, "server")) continue;
-    if (has_body && base::EqualsIgnoreCase(n, "content-length")) continue;  // re-stated
+    if (node.connection_token_count != 0 &&
+        IsListedIn(n, node.connection_tokens, node.connection_token_count)) {
+      continue;
+    }
     if (edited && o.edits->Touches(n)) continue;  // a plugin set or removed it
+    if (h.plain_line) {
+      if (n.data() != run_end) {
+        flush();
+        run = n.data();
+      }
+      run_end = h.value.data() + h.value.size() + 2;
+      continue;
+    }
+    flush();
     w.Append(n);
     w.Append(": ");
     w.Append(h.value);
     w.Append(kCrlf);
   }
+  flush();
   AppendTail(o, w);
 }
 

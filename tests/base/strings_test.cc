@@ -32,6 +32,28 @@ TEST(StringsTest, EqualsIgnoreCaseFoldsOnlyAsciiLetters) {
   }
 }
 
+// EqualsLowerName against the reference (EqualsIgnoreCase, whose lower-case side has only
+// a-z, digits and '-') at every length from 0 to 40, every byte value at every position.
+TEST(StringsTest, EqualsLowerNameAgreesWithEqualsIgnoreCase) {
+  const std::string names = "x-forwarded-proto-0123456789-abcdefghijklmnopqrstuvwxyz";
+  for (size_t n = 0; n <= 40; ++n) {
+    const std::string lower = names.substr(names.size() - n);
+    std::string upper = lower;
+    for (char& c : upper) c = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c;
+    EXPECT_TRUE(EqualsLowerName(lower, lower)) << lower;
+    EXPECT_TRUE(EqualsLowerName(upper, lower)) << upper;
+    EXPECT_FALSE(EqualsLowerName(lower + "a", lower)) << lower;
+    for (size_t i = 0; i < n; ++i) {
+      for (int b = 0; b < 256; ++b) {
+        std::string s = upper;
+        s[i] = static_cast<char>(b);
+        ASSERT_EQ(EqualsLowerName(s, lower), EqualsIgnoreCase(s, lower))
+            << lower << " byte " << b << " at " << i;
+      }
+    }
+  }
+}
+
 // Every length from 0 to 40 (the whole-word loop, the overlapping last word, the two
 // overlapping four-byte loads, the short loop), with one differing byte at each position, and
 // the strings read from inside larger buffers so that no load may reach past them.

@@ -4,10 +4,95 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
 #include <string_view>
 
 namespace turnpike::http {
 namespace {
+
+// The names ClassifyHeaderName knows, spelled in lower case.
+const std::map<std::string, HeaderId>& KnownNames() {
+  static const std::map<std::string, HeaderId> names = {
+      {"connection", HeaderId::kConnection},
+      {"keep-alive", HeaderId::kKeepAlive},
+      {"proxy-connection", HeaderId::kProxyConnection},
+      {"te", HeaderId::kTe},
+      {"trailer", HeaderId::kTrailer},
+      {"transfer-encoding", HeaderId::kTransferEncoding},
+      {"upgrade", HeaderId::kUpgrade},
+      {"host", HeaderId::kHost},
+      {"content-length", HeaderId::kContentLength},
+      {"expect", HeaderId::kExpect},
+      {"server", HeaderId::kServer},
+      {"x-real-ip", HeaderId::kXRealIp},
+      {"forwarded", HeaderId::kForwarded},
+      {"x-forwarded-for", HeaderId::kXForwardedFor},
+      {"x-forwarded-host", HeaderId::kXForwardedHost},
+      {"x-forwarded-port", HeaderId::kXForwardedPort},
+      {"x-forwarded-proto", HeaderId::kXForwardedProto},
+  };
+  return names;
+}
+
+// The reference: lower-case the ASCII letters, look the name up.
+HeaderId ReferenceId(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  auto it = KnownNames().find(lower);
+  return it == KnownNames().end() ? HeaderId::kOther : it->second;
+}
+
+TEST(ClassifyHeaderNameTest, EveryKnownNameInAnyCase) {
+  for (const auto& [lower, id] : KnownNames()) {
+    std::string upper = lower;
+    std::string mixed = lower;
+    for (size_t i = 0; i < lower.size(); ++i) {
+      if (lower[i] >= 'a' && lower[i] <= 'z') {
+        upper[i] = static_cast<char>(lower[i] - 32);
+        if (i % 2 == 0) mixed[i] = upper[i];
+      }
+    }
+    EXPECT_EQ(ClassifyHeaderName(lower), id) << lower;
+    EXPECT_EQ(ClassifyHeaderName(upper), id) << upper;
+    EXPECT_EQ(ClassifyHeaderName(mixed), id) << mixed;
+  }
+}
+
+// Every known name with any one byte replaced by any other byte agrees with the reference:
+// the word-wise compare ignores the case bit of letters only (a '-' is not a CR, an 'A' is
+// not an 'a' + 0x20 of something else).
+TEST(ClassifyHeaderNameTest, EveryOneByteChangeAgreesWithTheReference) {
+  for (const auto& [lower, id] : KnownNames()) {
+    for (size_t i = 0; i < lower.size(); ++i) {
+      for (int b = 0; b < 256; ++b) {
+        std::string name = lower;
+        name[i] = static_cast<char>(b);
+        ASSERT_EQ(ClassifyHeaderName(name), ReferenceId(name))
+            << lower << " with byte " << b << " at " << i;
+      }
+    }
+  }
+}
+
+TEST(ClassifyHeaderNameTest, OtherNamesAndLengths) {
+  for (std::string_view name : {"", "t", "hos", "hostt", "user-agent", "accept", "cookie",
+                                "x-forwarded-hosx", "x-forwarded-portt", "content-type",
+                                "x-client", "content_length", "x-forwarded-prot0"}) {
+    EXPECT_EQ(ClassifyHeaderName(name), HeaderId::kOther) << "'" << name << "'";
+  }
+}
+
+// A Header made by hand is classified when asked; the parser's id is taken as it is.
+TEST(ClassifyHeaderNameTest, HeaderIdOfClassifiesHeadersMadeByHand) {
+  Header by_hand{"Connection", "close"};
+  EXPECT_EQ(by_hand.id, HeaderId::kUnclassified);
+  EXPECT_EQ(HeaderIdOf(by_hand), HeaderId::kConnection);
+  Header parsed{"Connection", "close", HeaderId::kOther};
+  EXPECT_EQ(HeaderIdOf(parsed), HeaderId::kOther);
+}
 
 TEST(IsHopByHopTest, TheSevenHopByHopHeaders) {
   for (std::string_view name : {"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer",

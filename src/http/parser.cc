@@ -42,20 +42,32 @@ bool AppendSpan(std::string_view* dst, const char* at, size_t len) {
 
 // What every parsed head's fields need once: llhttp keeps trailing spaces and tabs of header
 // values, which field values exclude; each name is classified (HeaderId); and a field that
-// arrived as exactly "name: value\r\n" is marked as such.
-void FinishHeaders(std::vector<Header>* headers) {
+// arrived as exactly "name: value\r\n" is marked as such. False for an obs-fold that
+// continues an empty value: llhttp 8 reads a line that starts with whitespace after an empty
+// value as that value (one contiguous span, so AppendSpan cannot see it), and obs-folds are
+// refused (RFC 9112 §5.2). A value starts on its name's line, after the colon and optional
+// whitespace; an empty one is reported as an empty span at the start of the next line.
+bool FinishHeaders(std::vector<Header>* headers) {
   for (Header& h : *headers) {
     while (!h.value.empty() && (h.value.back() == ' ' || h.value.back() == '\t')) {
       h.value.remove_suffix(1);
     }
     h.id = ClassifyHeaderName(h.name);
+    if (h.name.empty()) continue;  // refused by the field checks (ScanFields)
     // Every line of a whole head ends with CRLF, and a field with a value has its value's
-    // view in the same buffer right after the name's.
+    // view in the same buffer after the name's.
     const char* colon = h.name.data() + h.name.size();
-    h.plain_line = !h.name.empty() && !h.value.empty() && h.value.data() == colon + 2 &&
-                   colon[0] == ':' && colon[1] == ' ' && h.value.data()[h.value.size()] == '\r' &&
+    const bool tight = h.value.data() == colon + 2 && colon[1] == ' ';
+    if (!tight && !h.value.empty()) {
+      for (const char* q = colon + 1; q != h.value.data(); ++q) {
+        if (q > h.value.data() || (*q != ' ' && *q != '\t')) return false;
+      }
+    }
+    h.plain_line = tight && !h.value.empty() && colon[0] == ':' &&
+                   h.value.data()[h.value.size()] == '\r' &&
                    h.value.data()[h.value.size() + 1] == '\n';
   }
+  return true;
 }
 
 void AppendBody(std::vector<std::string_view>* out, const char* at, size_t len) {
@@ -232,7 +244,7 @@ llhttp_errno_t MessageParser::ExecuteHead(std::string_view prefix, const char* d
     err = HPE_OK;
   }
   if (err == HPE_PAUSED) err = complete_ ? HPE_OK : HPE_USER;
-  if (err == HPE_OK) FinishHeaders(headers);
+  if (err == HPE_OK && !FinishHeaders(headers)) err = HPE_USER;
   return err;
 }
 

@@ -27,7 +27,8 @@ void NormalizeHost(std::string_view raw, std::string* out) {
     size_t colon = raw.find(':');
     if (colon != std::string_view::npos) raw = raw.substr(0, colon);
   }
-  for (char c : raw) out->push_back(base::AsciiLower(c));
+  out->resize(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) (*out)[i] = base::AsciiLower(raw[i]);
 }
 
 int64_t WallMs() {

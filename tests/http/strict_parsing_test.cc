@@ -73,6 +73,9 @@ TEST(StrictParsingTest, EmptyFieldNameIs400) {
 TEST(StrictParsingTest, ObsFoldIs400) {
   EXPECT_EQ(ParseFresh("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\r\n b\r\n\r\n"), 400);
   EXPECT_EQ(ParseFresh("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\r\n\tb\r\n\r\n"), 400);
+  // A fold that continues an empty value (llhttp reports one contiguous value for it).
+  EXPECT_EQ(ParseFresh("GET / HTTP/1.1\r\nHost: h\r\nX-A:\r\n b\r\n\r\n"), 400);
+  EXPECT_EQ(ParseFresh("GET / HTTP/1.1\r\nHost: h\r\nX-A: \r\n\tb\r\n\r\n"), 400);
 }
 
 // ---------------------------------------------------------------- framing

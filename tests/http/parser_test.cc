@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <string_view>
 
@@ -148,6 +149,26 @@ TEST(FindHeadEndTest, AgreesWithTheReferenceAtEveryOffsetAndGrowth) {
         }
         ASSERT_EQ(found, head.size()) << pad << " " << step;
       }
+    }
+  }
+}
+
+// Random strings of CR, LF and one other byte (every near miss of a terminator), at every
+// length up to 80, whole and grown by a random step: the first terminator, or none.
+TEST(FindHeadEndTest, AgreesWithTheReferenceOnRandomCrLfStrings) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 20000; ++round) {
+    std::string buf(std::uniform_int_distribution<size_t>(0, 80)(rng), 'a');
+    for (char& c : buf) c = "\r\na\n"[std::uniform_int_distribution<int>(0, 3)(rng)];
+    size_t scan = 0;
+    ASSERT_EQ(FindHeadEnd(buf, &scan), NaiveHeadEnd(buf)) << round;
+    const size_t step = std::uniform_int_distribution<size_t>(1, 20)(rng);
+    scan = 0;
+    for (size_t len = step;; len += step) {
+      std::string_view seen(buf.data(), std::min(len, buf.size()));
+      const size_t found = FindHeadEnd(seen, &scan);
+      ASSERT_EQ(found, NaiveHeadEnd(seen)) << round << " " << len;
+      if (found != 0 || len >= buf.size()) break;
     }
   }
 }

@@ -22,6 +22,9 @@
 #                       APISIX sets): the reference for Turnpike's counts on this machine
 #        NODES=1        nodes of the upstream, all the backend's address (round robin over
 #                       NODES entries: the picker's cost at that size, one pooled connection)
+#        CALLGRIND_ARGS more valgrind options, e.g. "--branch-sim=yes --cache-sim=yes": the
+#                       simulated branch mispredictions and cache misses per request are printed
+#                       too (events Bcm/Bim, D1mr/D1mw/LLd*), a hint where instructions alone mislead
 #        DISCOVERY=     nacos: the nodes come from the fake Nacos (tests/support/fake_nacos.py)
 #                       polled every FETCH_INTERVAL=1 s instead of apisix.yaml (APISIX PR
 #                       #12258's story); the polls made while the extra requests run count too
@@ -191,7 +194,8 @@ esac
 # instructions COUNT: total Ir of a proxy run serving COUNT requests.
 instructions() {
   local out=$work/callgrind.$1 pid
-  valgrind --tool=callgrind --callgrind-out-file="$out" "${proxy_cmd[@]}" \
+  # shellcheck disable=SC2086 # CALLGRIND_ARGS is a list of options
+  valgrind --tool=callgrind ${CALLGRIND_ARGS:-} --callgrind-out-file="$out" "${proxy_cmd[@]}" \
     >"$work/$proxy.$1.log" 2>&1 &
   pid=$!
   requests "$1"
@@ -205,3 +209,13 @@ i3=$(instructions $((3 * n)))
 awk -v a="$i1" -v b="$i3" -v n="$n" 'BEGIN {
   printf "callgrind: %d requests %d Ir, %d requests %d Ir: %.0f instructions per request\n",
     n, a, 3 * n, b, (b - a) / (2 * n) }'
+if [[ -n ${CALLGRIND_ARGS:-} ]]; then
+  # Every event of the summary line, per request, as the instructions above.
+  awk -v n="$n" '
+    FNR == 1 { f++ }
+    /^events:/ { for (i = 2; i <= NF; i++) name[i] = $i }
+    /^(summary|totals):/ { for (i = 2; i <= NF; i++) v[f, i] = $i; k = NF }
+    END { line = "callgrind: per request:"
+          for (i = 2; i <= k; i++) line = line sprintf(" %s %.1f", name[i], (v[2, i] - v[1, i]) / (2 * n))
+          print line }' "$work/callgrind.$n" "$work/callgrind.$((3 * n))"
+fi

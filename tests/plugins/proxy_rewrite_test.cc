@@ -138,6 +138,19 @@ TEST(ProxyRewriteUriTest, Template) {
   // The client's query is appended, with '&' when the template has its own.
   EXPECT_EQ(Target(R"j({"uri": "/new"})j", "/old", "/old?a=1", "a=1"), "/new?a=1");
   EXPECT_EQ(Target(R"j({"uri": "/new?b=2"})j", "/old", "/old?a=1", "a=1"), "/new?b=2&a=1");
+  // A template without variables is encoded at load, as any rendering would be per request:
+  // the path as ngx_escape_uri, the query's control bytes only; it is the new $uri too.
+  {
+    FakePluginContext ctx;
+    Reset(ctx, "/old", "/old?a=1", "a=1");
+    PluginConstSharedPtr p = Make(R"j({"uri": "/n b%#?q=x y\u0001"})j");
+    ASSERT_EQ(p->Rewrite(ctx), PhaseResult::kContinue);
+    EXPECT_EQ(ctx.upstream_uri.value_or(""), "/n%20b%25%23?q=x y%01&a=1");
+    EXPECT_EQ(ctx.vars["uri"], "/n%20b%25%23?q=x y%01");
+    Reset(ctx, "/old");
+    ASSERT_EQ(p->Rewrite(ctx), PhaseResult::kContinue);
+    EXPECT_EQ(ctx.upstream_uri.value_or(""), "/n%20b%25%23?q=x y%01");
+  }
   // Variables, braces and defaults.
   FakePluginContext ctx;
   Reset(ctx, "/x");

@@ -72,7 +72,18 @@ ProxyRewritePlugin::ProxyRewritePlugin(Config config)
     : config_(std::move(config)),
       uri_(Builtin(BuiltinVar::kUri)),
       real_request_uri_(Builtin(BuiltinVar::kRealRequestUri)),
-      args_(Builtin(BuiltinVar::kArgs)) {}
+      args_(Builtin(BuiltinVar::kArgs)) {
+  if (config_.has_uri && config_.uri.is_literal() && !config_.use_real_request_uri_unsafe) {
+    // Steps 2 and 3 give the same target for every request: made here, once.
+    const std::string_view uri = config_.uri.literal();
+    const size_t q = uri.find('?');
+    std::string target;
+    AppendUriSafe(&target, uri.substr(0, q));
+    if (q != std::string_view::npos) AppendControlsEscaped(&target, uri.substr(q));
+    literal_target_ = std::move(target);
+    literal_has_query_ = q != std::string_view::npos;
+  }
+}
 
 std::unique_ptr<WorkerState> ProxyRewritePlugin::CreateWorkerState(
     const WorkerEnvironment& /*env*/) const {
@@ -114,6 +125,23 @@ PhaseResult ProxyRewritePlugin::Rewrite(PluginContext& ctx) const {
   auto& w = ctx.worker_state<ProxyRewriteWorker>(*this);
   w.captures.clear();
   if (!config_.host.empty()) ctx.SetUpstreamHost(config_.host);
+
+  if (literal_target_) {
+    const std::string& target = *literal_target_;
+    ctx.SetUri(target);
+    const std::string_view args = ctx.Get(args_).value_or(std::string_view());
+    if (args.empty()) {
+      ctx.SetUpstreamUri(target);
+    } else {  // $is_args
+      w.target.assign(target);
+      w.target.push_back(literal_has_query_ ? '&' : '?');
+      w.target.append(args);
+      ctx.SetUpstreamUri(w.target);
+    }
+    ApplyHeaders(ctx, w);
+    if (!config_.method.empty()) ctx.SetUpstreamMethod(config_.method);
+    return PhaseResult::kContinue;
+  }
 
   const bool unsafe = config_.use_real_request_uri_unsafe;
   // A copy: the captures view it until the headers are rendered, and SetUri() below may

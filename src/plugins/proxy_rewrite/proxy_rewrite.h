@@ -15,7 +15,8 @@
 //  5. headers: add, then set (a value rendering to "" removes the header), then remove.
 //
 // Cost per request: one template render or one PCRE2 (JIT) match plus one replacement render,
-// one pass over the URI to encode it, one render per header value; all into this worker's
+// one pass over the URI to encode it (none of the three for a `uri` without variables, whose
+// target is encoded at load), one render per header value; all into this worker's
 // buffers (ProxyRewriteWorker), so a warm request allocates nothing.
 #pragma once
 
@@ -71,6 +72,10 @@ class ProxyRewritePlugin final : public Plugin {
 
   Config config_;
   VarRef uri_, real_request_uri_, args_;
+  // A `uri` without variables (and not unsafe): the encoded target, made at load; the
+  // client's query is the only part left to append per request.
+  std::optional<std::string> literal_target_;
+  bool literal_has_query_ = false;
 };
 
 class ProxyRewriteFactory final

@@ -176,6 +176,36 @@ TEST_F(PrometheusPluginTest, ARequestCountsOnceAcrossInstances) {
   EXPECT_NE(Text().find("response_source=\"upstream\"} 1\n"), std::string::npos) << Text();
 }
 
+// The previous request's label set is tried first: every field of it must match, so
+// alternating nodes, statuses and routes still count into their own series.
+TEST_F(PrometheusPluginTest, AlternatingLabelSetsCountApart) {
+  PluginConstSharedPtr p = Make(json::object());
+  for (int i = 0; i < 12; ++i) {
+    ctx_.route = {i % 4 < 2 ? 7u : 8u, i % 4 < 2 ? "r7" : "r8", "", "", "", uri_, ""};
+    ctx_.vars = {{"balancer_ip", i % 2 == 0 ? "10.0.0.1" : "10.0.0.2"}};
+    Request(*p, i % 3 == 0 ? 502 : 200);
+  }
+  std::string text = Text();
+  auto count = [&](std::string_view code, std::string_view route, std::string_view node) {
+    std::string series = "apisix_http_status{code=\"" + std::string(code) + "\",route=\"" +
+                         std::string(route) + "\",matched_uri=\"/hello*\",matched_host=\"\","
+                         "service=\"\",consumer=\"\",node=\"" + std::string(node) + "\",";
+    size_t at = text.find(series);
+    if (at == std::string::npos) return std::string("absent");
+    size_t end = text.find('\n', at);
+    return text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1);
+  };
+  // i: 0..11; route r7 for i%4 in {0,1}; node .1 for even i; 502 for i%3 == 0.
+  EXPECT_EQ(count("502", "r7", "10.0.0.1"), "1");  // 0
+  EXPECT_EQ(count("200", "r7", "10.0.0.1"), "2");  // 4, 8
+  EXPECT_EQ(count("502", "r7", "10.0.0.2"), "1");  // 9
+  EXPECT_EQ(count("200", "r7", "10.0.0.2"), "2");  // 1, 5
+  EXPECT_EQ(count("502", "r8", "10.0.0.2"), "1");  // 3
+  EXPECT_EQ(count("200", "r8", "10.0.0.2"), "2");  // 7, 11
+  EXPECT_EQ(count("502", "r8", "10.0.0.1"), "1");  // 6
+  EXPECT_EQ(count("200", "r8", "10.0.0.1"), "2");  // 2, 10
+}
+
 TEST_F(PrometheusPluginTest, ManyLabelSetsPastTheCacheStayExactAndTheBoundDrops) {
   fctx_.attr_json = {{"max_series", 3000}};
   PluginConstSharedPtr p = Make(json::object());

@@ -97,10 +97,12 @@ struct PrometheusPlugin::Cache final : WorkerState {
   std::vector<std::string_view> extras;  // the request's extra-label values, all metrics
   std::vector<std::string_view> values;  // label values while binding
   std::string code_text;                 // while binding
+  Entry* last = nullptr;                 // the entry of the previous request (or null)
 
   // Doubles the table and re-inserts every entry (one without a free probe slot is dropped:
   // it is rebound on its next use, as at full size).
   void Grow() {
+    last = nullptr;
     std::vector<Entry> old(entries.size() * 2);
     old.swap(entries);
     size_t mask = entries.size() - 1;
@@ -151,6 +153,15 @@ void PrometheusPlugin::Log(PluginContext& ctx) const {
       cache.extras.push_back(v);
     }
   }
+  // Most requests repeat the label set of the one before on this worker: that entry is
+  // checked first, without hashing.
+  Entry* last = cache.last;
+  if (last != nullptr && last->hash != 0 && last->route_key == route.key &&
+      last->uri == route.matched_uri.data() && last->host == route.matched_host.data() &&
+      last->code == code && last->from_upstream == from_upstream && last->dynamic == cache.scratch) {
+    Count(ctx, *last);
+    return;
+  }
   uint64_t h = Mix(Mix(Mix(route.key, reinterpret_cast<uintptr_t>(route.matched_uri.data())),
                        reinterpret_cast<uintptr_t>(route.matched_host.data()) ^
                            (static_cast<uint64_t>(code) << 1 | (from_upstream ? 1 : 0))),
@@ -186,7 +197,13 @@ void PrometheusPlugin::Log(PluginContext& ctx) const {
     Bind(ctx, route, code, from_upstream, node, cache, *found);
     found->hash = h;
   }
+  cache.last = found;
+  Count(ctx, *found);
+}
 
+// The request's observations into the cells of its label set.
+void PrometheusPlugin::Count(PluginContext& ctx, Entry& e) {
+  Entry* found = &e;
   RequestTiming t = ctx.timing();
   int64_t latency = std::max<int64_t>(0, t.latency_ms);
   found->request.Observe(static_cast<double>(latency));

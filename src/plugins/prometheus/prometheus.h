@@ -59,6 +59,7 @@ class PrometheusPlugin final : public Plugin {
   struct Entry;
   void Bind(PluginContext& ctx, const MatchedRoute& route, int code, bool from_upstream,
             std::string_view node, Cache& cache, Entry& e) const;
+  static void Count(PluginContext& ctx, Entry& e);
 
   Config config_;
   std::shared_ptr<const Attr> attr_;

@@ -16,6 +16,9 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 // Appends `v` in decimal.
 void AppendDecimal(std::string* out, uint64_t v);
+// `v` in decimal, written into `buf` (at its end); the view is valid as long as `buf`. For a
+// header value on the hot path: no string to grow.
+std::string_view FormatDecimal(uint64_t v, char (&buf)[20]);
 
 // Appends `raw` unescaped the way query strings and form bodies are (ngx.unescape_uri,
 // ngx.req.get_post_args): '+' is a space, %XX a byte, and a '%' that starts no valid escape

@@ -39,14 +39,19 @@ bool ReplyInteger(const redisReply* r, int64_t* out) {
 }
 
 // Seconds with up to two decimals, trailing zeros dropped ("60", "59.5", "0.07"), from
-// hundredths of a second.
-void AppendCentiseconds(uint64_t cs, std::string* out) {
-  AppendDecimal(out, cs / 100);
-  uint64_t frac = cs % 100;
-  if (frac == 0) return;
-  out->push_back('.');
-  out->push_back(static_cast<char>('0' + frac / 10));
-  if (frac % 10 != 0) out->push_back(static_cast<char>('0' + frac % 10));
+// hundredths of a second, into `buf`.
+std::string_view FormatCentiseconds(uint64_t cs, char (&buf)[24]) {
+  char whole[20];
+  const std::string_view seconds = FormatDecimal(cs / 100, whole);
+  std::memcpy(buf, seconds.data(), seconds.size());
+  size_t n = seconds.size();
+  const uint64_t frac = cs % 100;
+  if (frac != 0) {
+    buf[n++] = '.';
+    buf[n++] = static_cast<char>('0' + frac / 10);
+    if (frac % 10 != 0) buf[n++] = static_cast<char>('0' + frac % 10);
+  }
+  return std::string_view(buf, n);
 }
 
 }  // namespace
@@ -181,7 +186,7 @@ PhaseResult LimitCountPlugin::Access(PluginContext& ctx) const {
       return PhaseResult::kRespond;
     }
     SingleKey(ctx, &scratch.key);
-    if (!Take(ctx, rule, scratch.key, count, window, scratch)) return PhaseResult::kRespond;
+    if (!Take(ctx, rule, scratch.key, count, window)) return PhaseResult::kRespond;
     return PhaseResult::kContinue;
   }
   bool applied = false;
@@ -195,7 +200,7 @@ PhaseResult LimitCountPlugin::Access(PluginContext& ctx) const {
     if (rule.key.Render(ctx, &scratch.key) == 0) continue;  // no variable resolved
     scratch.key.append(rule.key_suffix);
     applied = true;
-    if (!Take(ctx, rule, scratch.key, count, window, scratch)) return PhaseResult::kRespond;
+    if (!Take(ctx, rule, scratch.key, count, window)) return PhaseResult::kRespond;
   }
   if (!applied && !config_.allow_degradation) {
     ctx.Respond(500, "");  // "failed to get rate limit rules"
@@ -255,12 +260,11 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
                                                            k.left_ms, clock_.MonotonicMs());
         if (d.kind != SyncTable::Decision::kAskRedis) {
           const bool admitted = d.kind == SyncTable::Decision::kAdmit;
-          // Before SetHeaders, which reuses `amount` (the counter's name).
           if (d.claimed) {
             ctx.worker_state<RedisState>(*this).sync->Track(id, scratch.amount, window);
           }
           SlidingVerdict v = JudgeSliding(admitted, d.count, d.previous, count, window, k.left_ms);
-          SetHeaders(ctx, rule, count, v.remaining, v.reset_cs, scratch);
+          SetHeaders(ctx, rule, count, v.remaining, v.reset_cs);
           if (!admitted) {
             Reject(ctx);
             if (paused == nullptr) return PhaseResult::kRespond;
@@ -291,7 +295,7 @@ PhaseResult LimitCountPlugin::RedisNext(PluginContext& ctx, Scratch& scratch, si
                                                   clock_.MonotonicMs());
       if (d.kind != SyncTable::Decision::kAskRedis) {
         uint64_t reset_cs = static_cast<uint64_t>(std::max<int64_t>(0, d.reset_ms)) / 10;
-        SetHeaders(ctx, rule, count, d.remaining, reset_cs, scratch);
+        SetHeaders(ctx, rule, count, d.remaining, reset_cs);
         if (d.kind == SyncTable::Decision::kReject) {
           Reject(ctx);
           if (paused == nullptr) return PhaseResult::kRespond;
@@ -342,8 +346,7 @@ void LimitCountPlugin::OnRedisReply(PluginContext& ctx, const PausedRequest& han
   uint64_t count = scratch.count;
   bool allowed = used >= 0 && static_cast<uint64_t>(used) <= count;
   uint64_t remaining = allowed ? count - static_cast<uint64_t>(used) : 0;
-  SetHeaders(ctx, rule, count, remaining, static_cast<uint64_t>(std::max<int64_t>(0, ttl_ms)) / 10,
-             scratch);
+  SetHeaders(ctx, rule, count, remaining, static_cast<uint64_t>(std::max<int64_t>(0, ttl_ms)) / 10);
   if (!allowed) {
     Reject(ctx);
     handle.Resume();
@@ -374,7 +377,7 @@ void LimitCountPlugin::OnSlidingReply(PluginContext& ctx, const PausedRequest& h
   SlidingVerdict v =
       JudgeSliding(admitted == 1, static_cast<uint64_t>(count), static_cast<uint64_t>(previous),
                    scratch.count, scratch.window, scratch.left_ms);
-  SetHeaders(ctx, rule, scratch.count, v.remaining, v.reset_cs, scratch);
+  SetHeaders(ctx, rule, scratch.count, v.remaining, v.reset_cs);
   if (!v.allowed) {
     Reject(ctx);
     handle.Resume();
@@ -384,26 +387,18 @@ void LimitCountPlugin::OnSlidingReply(PluginContext& ctx, const PausedRequest& h
 }
 
 void LimitCountPlugin::SetHeaders(PluginContext& ctx, const Rule& rule, uint64_t count,
-                                  uint64_t remaining, uint64_t reset_cs, Scratch& scratch) const {
+                                  uint64_t remaining, uint64_t reset_cs) const {
   if (!config_.show_limit_quota_header) return;
-  std::string& v = scratch.amount;
-  if (!rule.count.tpl) {
-    ctx.SetResponseHeader(rule.limit_header, rule.count.text);
-  } else {
-    v.clear();
-    AppendDecimal(&v, count);
-    ctx.SetResponseHeader(rule.limit_header, v);
-  }
-  v.clear();
-  AppendDecimal(&v, remaining);
-  ctx.SetResponseHeader(rule.remaining_header, v);
-  v.clear();
-  AppendCentiseconds(reset_cs, &v);
-  ctx.SetResponseHeader(rule.reset_header, v);
+  char digits[20];
+  ctx.SetResponseHeader(rule.limit_header,
+                        rule.count.tpl ? FormatDecimal(count, digits) : rule.count.text);
+  ctx.SetResponseHeader(rule.remaining_header, FormatDecimal(remaining, digits));
+  char seconds[24];
+  ctx.SetResponseHeader(rule.reset_header, FormatCentiseconds(reset_cs, seconds));
 }
 
 bool LimitCountPlugin::Take(PluginContext& ctx, const Rule& rule, std::string_view key,
-                            uint64_t count, uint64_t window_s, Scratch& scratch) const {
+                            uint64_t count, uint64_t window_s) const {
   CounterKey id = Fingerprint(seed_, key);
   int64_t window_ms = static_cast<int64_t>(window_s) * 1000;
   bool allowed = false;
@@ -424,7 +419,7 @@ bool LimitCountPlugin::Take(PluginContext& ctx, const Rule& rule, std::string_vi
     remaining = r.remaining;
     reset_cs = static_cast<uint64_t>((r.reset_ms + 9) / 10);  // rounded up, as APISIX
   }
-  SetHeaders(ctx, rule, count, allowed ? remaining : 0, reset_cs, scratch);
+  SetHeaders(ctx, rule, count, allowed ? remaining : 0, reset_cs);
   if (allowed) return true;
   Reject(ctx);
   return false;

@@ -60,7 +60,7 @@ class LimitCountPlugin final : public Plugin {
                       Scratch& scratch) const;
   // The quota headers of `rule`.
   void SetHeaders(PluginContext& ctx, const Rule& rule, uint64_t count, uint64_t remaining,
-                  uint64_t reset_cs, Scratch& scratch) const;
+                  uint64_t reset_cs) const;
   // Resolves an Amount; false when a template gives no positive integer <= 2^53-1.
   bool Resolve(const Amount& a, PluginContext& ctx, std::string* buf, uint64_t* out) const;
   // The key of the single rule (key_type / key), with the client address as the fallback.
@@ -68,7 +68,7 @@ class LimitCountPlugin final : public Plugin {
   // Counts one request of `rule` against `key`; false when it is rejected (the response is
   // set up then).
   bool Take(PluginContext& ctx, const Rule& rule, std::string_view key, uint64_t count,
-            uint64_t window_s, Scratch& scratch) const;
+            uint64_t window_s) const;
   void Reject(PluginContext& ctx) const;
 
   Config config_;

@@ -61,6 +61,43 @@ TEST(HeaderEditsTest, ControlBytesGoOutEscapedButReadBackAsGiven) {
   }
 }
 
+// Lines of every length from 5 to 48 bytes (the inline check of 16 to 32 and the others),
+// with each control byte and DEL at every position of the name and of the value.
+TEST(HeaderEditsTest, AControlByteAnywhereInALineOfAnyLengthIsEscaped) {
+  auto escaped = [](const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) {
+        out += '%';
+        out += "0123456789ABCDEF"[u >> 4];
+        out += "0123456789ABCDEF"[u & 0xf];
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  };
+  for (size_t value_size = 0; value_size <= 40; ++value_size) {
+    const std::string name = "X-Abc";
+    const std::string value(value_size, '\x80');  // bytes from 0x80 up are clean
+    for (unsigned char bad : {0x00, 0x09, 0x0a, 0x0d, 0x1f, 0x7f}) {
+      for (size_t at = 0; at < name.size() + value.size(); ++at) {
+        std::string n = name;
+        std::string v = value;
+        (at < n.size() ? n[at] : v[at - n.size()]) = static_cast<char>(bad);
+        HeaderEdits edits;
+        edits.Set(n, v);
+        ASSERT_EQ(Lines(edits).at(0), escaped(n) + ": " + escaped(v) + "\r\n")
+            << value_size << " " << int{bad} << " " << at;
+      }
+    }
+    HeaderEdits edits;
+    edits.Set(name, value);
+    ASSERT_EQ(Lines(edits).at(0), name + ": " + value + "\r\n") << value_size;
+  }
+}
+
 TEST(HasControlByteTest, FindsAControlByteAtEveryPositionOfEveryLength) {
   for (size_t n = 0; n <= 48; ++n) {
     std::string clean(n, 'a');

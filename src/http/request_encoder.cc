@@ -57,17 +57,20 @@ EditKind KindOfEdit(std::string_view n) {
   }
 }
 
-// One of X-Forwarded-Proto/Host/Port: the proxy's own `value`, unless a plugin's edits
-// decide it (the newest value; a removal sends none, as APISIX since apache/apisix#13753).
-void AppendForwarded(base::StringWriter& w, const HeaderEdits* edits, std::string_view name,
+// One of X-Forwarded-Proto/Host/Port (`prefix`: "Name: "): the proxy's own `value`, unless a
+// plugin's edits decide it (the newest value; a removal sends none, as APISIX since
+// apache/apisix#13753).
+void AppendForwarded(base::StringWriter& w, const HeaderEdits* edits, std::string_view prefix,
                      std::string_view lower_name, std::string_view value) {
   if (edits != nullptr) {
     if (const HeaderEdit* d = edits->Decides(lower_name)) {
-      if (!d->remove) AppendHeader(w, name, d->safe_value);
-      return;
+      if (d->remove) return;
+      value = d->safe_value;
     }
   }
-  AppendHeader(w, name, value);
+  w.Append(prefix);
+  w.Append(value);
+  w.Append(kCrlf);
 }
 
 }  // namespace
@@ -166,8 +169,9 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
   }
   flush();
   const HeaderEdits* edits = edited ? f.edits : nullptr;
-  AppendHeader(w, "X-Real-IP", f.remote_addr);
-  w.Append("X-Forwarded-For: ");
+  w.Append("X-Real-IP: ");
+  w.Append(f.remote_addr);
+  w.Append("\r\nX-Forwarded-For: ");
   if (edits != nullptr && edits->Touches("x-forwarded-for")) {
     // The plugins' chain replaces the client's (nginx's $proxy_add_x_forwarded_for reads the
     // header as the plugins left it); the client address still ends it.
@@ -199,9 +203,9 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
   w.Append(kCrlf);
   // A plugin's X-Forwarded-Proto/Host/Port replace the proxy's own (APISIX sets them after
   // the plugins ran, from the request headers as the plugins left them).
-  AppendForwarded(w, edits, "X-Forwarded-Proto", "x-forwarded-proto",
+  AppendForwarded(w, edits, "X-Forwarded-Proto: ", "x-forwarded-proto",
                   fwd_proto.empty() ? "http" : fwd_proto);
-  AppendForwarded(w, edits, "X-Forwarded-Host", "x-forwarded-host",
+  AppendForwarded(w, edits, "X-Forwarded-Host: ", "x-forwarded-host",
                   !fwd_host.empty() ? fwd_host : f.forwarded_host);
   std::string_view port = f.local_port;
   std::string_view host = req.host;
@@ -212,7 +216,7 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
              colon + 1 < host.size()) {
     port = host.substr(colon + 1);
   }
-  AppendForwarded(w, edits, "X-Forwarded-Port", "x-forwarded-port", port);
+  AppendForwarded(w, edits, "X-Forwarded-Port: ", "x-forwarded-port", port);
   if (edits != nullptr) {
     edits->ForEachSet([&](const HeaderEdit& e) {
       if (KindOfEdit(e.name) == EditKind::kSend) w.Append(e.line);

@@ -55,9 +55,22 @@ bool EqualBytesIgnoreCase(const char* a, const char* b, size_t n) {
 }
 
 std::string ToLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = AsciiLower(c);
+  std::string out;
+  AssignLower(&out, s);
   return out;
+}
+
+void AssignLower(std::string* out, std::string_view s) {
+  out->resize(s.size());
+  char* to = out->data();
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t x;
+    std::memcpy(&x, s.data() + i, 8);
+    x = LowerWord(x);
+    std::memcpy(to + i, &x, 8);
+  }
+  for (; i < s.size(); ++i) to[i] = AsciiLower(s[i]);
 }
 
 std::string_view TrimWhitespace(std::string_view s) {

@@ -53,6 +53,9 @@ inline bool EqualsLowerName(std::string_view s, std::string_view lower) {
   return true;
 }
 std::string ToLower(std::string_view s);
+// Replaces `out` with `s`, its ASCII letters in lower case (eight bytes per step; no
+// allocation once `out` holds as much).
+void AssignLower(std::string* out, std::string_view s);
 std::string_view TrimWhitespace(std::string_view s);
 
 // Writes `v` in decimal so that it ends just before `end`, two digits per step; returns where

@@ -19,7 +19,6 @@ constexpr std::string_view kLastChunk = "0\r\n\r\n";
 // Lowercases `raw` Host into `out`, without port ("Example.com:8080" -> "example.com",
 // "[::1]:80" -> "[::1]").
 void NormalizeHost(std::string_view raw, std::string* out) {
-  out->clear();
   if (!raw.empty() && raw.front() == '[') {
     size_t close = raw.find(']');
     raw = raw.substr(0, close == std::string_view::npos ? raw.size() : close + 1);
@@ -27,8 +26,7 @@ void NormalizeHost(std::string_view raw, std::string* out) {
     size_t colon = raw.find(':');
     if (colon != std::string_view::npos) raw = raw.substr(0, colon);
   }
-  out->resize(raw.size());
-  for (size_t i = 0; i < raw.size(); ++i) (*out)[i] = base::AsciiLower(raw[i]);
+  base::AssignLower(out, raw);
 }
 
 int64_t WallMs() {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 namespace turnpike::base {
@@ -92,6 +93,20 @@ TEST(StringsTest, ParsesSizesAndDurations) {
 TEST(StringsTest, TrimsAndLowers) {
   EXPECT_EQ(TrimWhitespace(" \ta b\t "), "a b");
   EXPECT_EQ(ToLower("MiXeD-Case"), "mixed-case");
+  // AssignLower, eight bytes per step: every byte at every position of lengths 0 to 20.
+  std::string out = "previous contents";
+  for (size_t n = 0; n <= 20; ++n) {
+    for (size_t at = 0; at < std::max<size_t>(n, 1); ++at) {
+      for (int b = 0; b < 256; ++b) {
+        std::string s(n, 'Q');
+        if (n > 0) s[at] = static_cast<char>(b);
+        std::string want = s;
+        for (char& c : want) c = AsciiLower(c);
+        AssignLower(&out, s);
+        ASSERT_EQ(out, want) << n << " " << at << " " << b;
+      }
+    }
+  }
 }
 
 TEST(StringsTest, FormUnescape) {

@@ -9,9 +9,17 @@ namespace {
 constexpr std::string_view kCrlf = "\r\n";
 
 void AppendStatusLine(base::StringWriter& w, int status, std::string_view reason) {
-  w.Append("HTTP/1.1 ");
-  w.AppendDecimal(static_cast<uint64_t>(status));
-  w.Push(' ');
+  if (status >= 100 && status <= 999) {  // always, for what parsers and plugins allow
+    const char line[13] = {'H', 'T', 'T', 'P', '/', '1', '.', '1', ' ',
+                           static_cast<char>('0' + status / 100),
+                           static_cast<char>('0' + status / 10 % 10),
+                           static_cast<char>('0' + status % 10), ' '};
+    w.Append(std::string_view(line, sizeof(line)));
+  } else {
+    w.Append("HTTP/1.1 ");
+    w.AppendDecimal(static_cast<uint64_t>(status));
+    w.Push(' ');
+  }
   w.Append(reason.empty() ? ReasonPhrase(status) : reason);
   w.Append(kCrlf);
 }

@@ -183,8 +183,10 @@ int MessageParser::OnHeaderField(llhttp_t* p, const char* at, size_t len) {
   if (self->headers_ == nullptr) return 0;  // a trailer field: not forwarded, not kept
   std::vector<Header>& headers = *self->headers_;
   if (self->in_value_ || headers.empty()) {
-    headers.push_back(Header{});
+    // A new field (with a whole head, llhttp reports each name in one piece).
+    headers.emplace_back().name = std::string_view(at, len);
     self->in_value_ = false;
+    return 0;
   }
   return AppendSpan(&headers.back().name, at, len) ? 0 : -1;
 }

@@ -6,7 +6,7 @@
 #                                   +--> upstream nginx (1 worker, return 200 "hello world\n")
 #   wrk -> nginx proxy (1 worker) --/
 #
-# For every round, each proxy gets one wrk run (order alternates between rounds). Around each
+# For every round, each proxy gets one wrk run (each takes every place in turn). Around each
 # run the proxy's CPU time (utime + stime from /proc/<pid>/stat: the Turnpike process, the
 # nginx worker) is sampled, giving CPU µs per request, also split into user and system (kernel)
 # time. At the end: medians and ratios, and the median of each round's CPU ratio (the two runs
@@ -270,10 +270,16 @@ if [[ $warmup != 0s ]]; then
 fi
 
 for ((round = 1; round <= rounds; round++)); do
-  order=("${run_list[@]}")
-  if ((round % 2 == 0)); then  # alternate who goes first, so drift hits all alike
-    order=()
-    for ((i = ${#run_list[@]} - 1; i >= 0; i--)); do order+=("${run_list[i]}"); done
+  # Every run takes every place in turn: the list rotated by one more each round, and in
+  # reverse every other cycle, so drift within a round hits all alike (swapping only who goes
+  # first kept a third proxy in the middle of every round).
+  n_runs=${#run_list[@]}
+  shift_by=$(((round - 1) % n_runs))
+  order=("${run_list[@]:shift_by}" "${run_list[@]:0:shift_by}")
+  if ((((round - 1) / n_runs) % 2 == 1)); then
+    reversed=()
+    for ((i = n_runs - 1; i >= 0; i--)); do reversed+=("${order[i]}"); done
+    order=("${reversed[@]}")
   fi
   echo
   echo "round $round/$rounds"

@@ -27,9 +27,7 @@ inline bool EqualsLowerName(std::string_view s, std::string_view lower) {
   const size_t n = lower.size();
   if (s.size() != n) return false;
   // A letter of `lower` has its 0x40 bit set; 0x20 is the case bit to ignore there.
-  auto same = [](uint64_t x, uint64_t l) {
-    return (x | ((l & 0x4040404040404040ull) >> 1)) == l;
-  };
+  auto same = [](uint64_t x, uint64_t l) { return (x | ((l & 0x4040404040404040ull) >> 1)) == l; };
   auto load = [](const char* p, size_t k) {
     uint64_t v = 0;
     __builtin_memcpy(&v, p, k);

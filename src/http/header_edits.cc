@@ -131,6 +131,32 @@ char* HeaderEdits::ReserveInNextChunk(size_t n) {
   return c.bytes.get();
 }
 
+void HeaderEdits::PushEscaped(HeaderEdit& e, std::string_view name, std::string_view value,
+                              bool remove) {
+  scratch_.clear();
+  size_t name_size = 0;
+  {
+    base::StringWriter w(&scratch_, 3 * (name.size() + value.size()) + 4);
+    AppendEscapingControls(w, name);
+    name_size = w.written().size();
+    if (!remove) {
+      w.Append(": ");
+      AppendEscapingControls(w, value);
+      w.Append("\r\n");
+    }
+  }
+  char* line = Reserve(scratch_.size());
+  Copy(line, scratch_);
+  e.name = std::string_view(line, name_size);
+  if (remove) {
+    e.value = e.safe_value = e.line = {};
+  } else {
+    e.value = value;
+    e.safe_value = std::string_view(line + name_size + 2, scratch_.size() - name_size - 4);
+    e.line = std::string_view(line, scratch_.size());
+  }
+}
+
 void HeaderEdits::Push(std::string_view name, std::string_view value, bool remove, bool append) {
   if (remove) value = {};
   if (count_ == edits_.size()) edits_.emplace_back();
@@ -159,29 +185,9 @@ void HeaderEdits::Push(std::string_view name, std::string_view value, bool remov
     }
   } else {
     // The escaped line, after the copy just made (it keeps the value as given).
-    if (!remove) value = std::string_view(p + name.size() + 2, value.size());
-    scratch_.clear();
-    size_t name_size = 0;
-    {
-      base::StringWriter w(&scratch_, 3 * (name.size() + value.size()) + 4);
-      AppendEscapingControls(w, name);
-      name_size = w.written().size();
-      if (!remove) {
-        w.Append(": ");
-        AppendEscapingControls(w, value);
-        w.Append("\r\n");
-      }
-    }
-    char* line = Reserve(scratch_.size());
-    Copy(line, scratch_);
-    e.name = std::string_view(line, name_size);
-    if (remove) {
-      e.value = e.safe_value = e.line = {};
-    } else {
-      e.value = value;
-      e.safe_value = std::string_view(line + name_size + 2, scratch_.size() - name_size - 4);
-      e.line = std::string_view(line, scratch_.size());
-    }
+    PushEscaped(e, name,
+                remove ? std::string_view() : std::string_view(p + name.size() + 2, value.size()),
+                remove);
   }
   e.remove = remove;
   e.append = append;

@@ -91,6 +91,10 @@ class HeaderEdits {
   static constexpr size_t kChunkSize = 4096;
 
   void Push(std::string_view name, std::string_view value, bool remove, bool append = false);
+  // Push's rare case, out of its way: a name or value with control bytes. `value` is the copy
+  // Push made (it stays readable as given).
+  [[gnu::noinline, gnu::cold]] void PushEscaped(HeaderEdit& e, std::string_view name,
+                                                std::string_view value, bool remove);
   // `n` contiguous bytes that stay put until Clear().
   char* Reserve(size_t n) {
     if (chunk_ < chunks_.size() && chunks_[chunk_].size - used_ >= n) {

@@ -15,8 +15,9 @@ bool CpuCanRunParser(const char** why) {
 #if defined(TURNPIKE_LLHTTP_SSE42)
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("sse4.2")) {
-    *why = "this build's HTTP parser (llhttp) needs SSE4.2, which this CPU lacks; "
-           "build with -DTURNPIKE_LLHTTP_SSE42=OFF";
+    *why =
+        "this build's HTTP parser (llhttp) needs SSE4.2, which this CPU lacks; "
+        "build with -DTURNPIKE_LLHTTP_SSE42=OFF";
     return false;
   }
 #endif

@@ -1,5 +1,7 @@
 #include "http/response_encoder.h"
 
+#include <cstring>
+
 #include "base/string_writer.h"
 #include "base/strings.h"
 
@@ -10,10 +12,12 @@ constexpr std::string_view kCrlf = "\r\n";
 
 void AppendStatusLine(base::StringWriter& w, int status, std::string_view reason) {
   if (status >= 100 && status <= 999) {  // always, for what parsers and plugins allow
-    const char line[13] = {'H', 'T', 'T', 'P', '/', '1', '.', '1', ' ',
-                           static_cast<char>('0' + status / 100),
-                           static_cast<char>('0' + status / 10 % 10),
-                           static_cast<char>('0' + status % 10), ' '};
+    char line[13];
+    std::memcpy(line, "HTTP/1.1 ", 9);
+    line[9] = static_cast<char>('0' + status / 100);
+    line[10] = static_cast<char>('0' + status / 10 % 10);
+    line[11] = static_cast<char>('0' + status % 10);
+    line[12] = ' ';
     w.Append(std::string_view(line, sizeof(line)));
   } else {
     w.Append("HTTP/1.1 ");

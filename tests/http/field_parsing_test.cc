@@ -3,9 +3,8 @@
 // callbacks on its own, on thousands of generated heads with every kind of optional
 // whitespace, obs-text, empty values, obs-folds and malformed lines. The parser must agree on
 // every head the reference accepts and refuse every one it refuses.
-#include <llhttp.h>
-
 #include <gtest/gtest.h>
+#include <llhttp.h>
 
 #include <random>
 #include <string>
@@ -96,15 +95,15 @@ TEST(FieldParsingTest, AgreesWithLlhttpsCallbacks) {
     for (int i = 0; i < fields; ++i) {
       const int shape = std::uniform_int_distribution<int>(0, 39)(rng);
       std::string name = "x-" + Pick(rng, token, 0, 12);
-      if (shape == 0) name.insert(0, " ");                   // whitespace before the name
-      if (shape == 1) name += " ";                           // ... before the colon
-      if (shape == 2) name.insert(name.size() / 2, "\t");    // ... inside the name
+      if (shape == 0) name.insert(0, " ");                 // whitespace before the name
+      if (shape == 1) name += " ";                         // ... before the colon
+      if (shape == 2) name.insert(name.size() / 2, "\t");  // ... inside the name
       head += name;
-      if (shape != 3) head += ":";                           // no colon at all
+      if (shape != 3) head += ":";  // no colon at all
       head += Pick(rng, ows, 0, shape == 4 ? 3 : 1);
-      if (shape != 5) head += Pick(rng, value_bytes, 0, 20); // 5: an empty value
+      if (shape != 5) head += Pick(rng, value_bytes, 0, 20);  // 5: an empty value
       head += Pick(rng, ows, 0, shape == 6 ? 3 : 0);
-      head += shape == 7 ? "\n" : "\r\n";                    // a bare LF
+      head += shape == 7 ? "\n" : "\r\n";                           // a bare LF
       if (shape == 8) head += Pick(rng, ows, 1, 2) + "folded\r\n";  // obs-fold
     }
     head += "\r\n";

@@ -78,9 +78,9 @@ TEST(ClassifyHeaderNameTest, EveryOneByteChangeAgreesWithTheReference) {
 }
 
 TEST(ClassifyHeaderNameTest, OtherNamesAndLengths) {
-  for (std::string_view name : {"", "t", "hos", "hostt", "user-agent", "accept", "cookie",
-                                "x-forwarded-hosx", "x-forwarded-portt", "content-type",
-                                "x-client", "content_length", "x-forwarded-prot0"}) {
+  for (std::string_view name :
+       {"", "t", "hos", "hostt", "user-agent", "accept", "cookie", "x-forwarded-hosx",
+        "x-forwarded-portt", "content-type", "x-client", "content_length", "x-forwarded-prot0"}) {
     EXPECT_EQ(ClassifyHeaderName(name), HeaderId::kOther) << "'" << name << "'";
   }
 }

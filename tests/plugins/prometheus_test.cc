@@ -188,8 +188,10 @@ TEST_F(PrometheusPluginTest, AlternatingLabelSetsCountApart) {
   std::string text = Text();
   auto count = [&](std::string_view code, std::string_view route, std::string_view node) {
     std::string series = "apisix_http_status{code=\"" + std::string(code) + "\",route=\"" +
-                         std::string(route) + "\",matched_uri=\"/hello*\",matched_host=\"\","
-                         "service=\"\",consumer=\"\",node=\"" + std::string(node) + "\",";
+                         std::string(route) +
+                         "\",matched_uri=\"/hello*\",matched_host=\"\","
+                         "service=\"\",consumer=\"\",node=\"" +
+                         std::string(node) + "\",";
     size_t at = text.find(series);
     if (at == std::string::npos) return std::string("absent");
     size_t end = text.find('\n', at);

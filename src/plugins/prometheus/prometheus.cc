@@ -158,7 +158,8 @@ void PrometheusPlugin::Log(PluginContext& ctx) const {
   Entry* last = cache.last;
   if (last != nullptr && last->hash != 0 && last->route_key == route.key &&
       last->uri == route.matched_uri.data() && last->host == route.matched_host.data() &&
-      last->code == code && last->from_upstream == from_upstream && last->dynamic == cache.scratch) {
+      last->code == code && last->from_upstream == from_upstream &&
+      last->dynamic == cache.scratch) {
     Count(ctx, *last);
     return;
   }

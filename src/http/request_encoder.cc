@@ -5,18 +5,12 @@
 
 #include "base/string_writer.h"
 #include "base/strings.h"
+#include "http/header_lines.h"
 
 namespace turnpike::http {
 namespace {
 
 constexpr std::string_view kCrlf = "\r\n";
-
-void AppendHeader(base::StringWriter& w, std::string_view name, std::string_view value) {
-  w.Append(name);
-  w.Append(": ");
-  w.Append(value);
-  w.Append(kCrlf);
-}
 
 // What a plugin hands in is written with its control bytes as %XX (header_edits.h), so no
 // value, whatever a template rendered into it, can end a line of the head. `space`: a space
@@ -112,14 +106,7 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
   bool xff_many = false;
   bool edited = f.edits != nullptr && !f.edits->empty();
   std::string_view fwd_proto, fwd_host, fwd_port;
-  // Lines the parser saw as exactly "name: value\r\n" and that go up unchanged are copied
-  // as they are, consecutive ones in one piece: [run, run_end) is what is not copied yet.
-  const char* run = nullptr;
-  const char* run_end = nullptr;
-  auto flush = [&] {
-    if (run != run_end) w.Append(std::string_view(run, static_cast<size_t>(run_end - run)));
-    run = run_end = nullptr;
-  };
+  HeaderLines lines(w);  // the client's lines that go up unchanged
   for (const Header& h : req.headers) {
     std::string_view n = h.name;
     const HeaderId id = HeaderIdOf(h);
@@ -155,18 +142,9 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
       default:
         break;
     }
-    if (h.plain_line) {
-      if (n.data() != run_end) {
-        flush();
-        run = n.data();
-      }
-      run_end = h.value.data() + h.value.size() + 2;
-      continue;
-    }
-    flush();
-    AppendHeader(w, n, h.value);
+    lines.Add(h);
   }
-  flush();
+  lines.Flush();
   const HeaderEdits* edits = edited ? f.edits : nullptr;
   w.Append("X-Real-IP: ");
   w.Append(f.remote_addr);

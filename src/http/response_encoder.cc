@@ -4,6 +4,7 @@
 
 #include "base/string_writer.h"
 #include "base/strings.h"
+#include "http/header_lines.h"
 
 namespace turnpike::http {
 namespace {
@@ -83,14 +84,7 @@ void EncodeProxiedResponseHead(const ResponseHead& node, const ResponseHeadOptio
   w.Append(o.server_line);
   bool has_body = o.framing != BodyFraming::kNoBody;
   bool edited = o.edits != nullptr && !o.edits->empty();
-  // As in the request encoder: the node's lines that go out unchanged and arrived as exactly
-  // "name: value\r\n" are copied as they are, consecutive ones in one piece.
-  const char* run = nullptr;
-  const char* run_end = nullptr;
-  auto flush = [&] {
-    if (run != run_end) w.Append(std::string_view(run, static_cast<size_t>(run_end - run)));
-    run = run_end = nullptr;
-  };
+  HeaderLines lines(w);  // the node's lines that go out unchanged
   for (const Header& h : node.headers) {
     std::string_view n = h.name;
     const HeaderId id = HeaderIdOf(h);
@@ -103,21 +97,9 @@ void EncodeProxiedResponseHead(const ResponseHead& node, const ResponseHeadOptio
       continue;
     }
     if (edited && o.edits->Touches(n)) continue;  // a plugin set or removed it
-    if (h.plain_line) {
-      if (n.data() != run_end) {
-        flush();
-        run = n.data();
-      }
-      run_end = h.value.data() + h.value.size() + 2;
-      continue;
-    }
-    flush();
-    w.Append(n);
-    w.Append(": ");
-    w.Append(h.value);
-    w.Append(kCrlf);
+    lines.Add(h);
   }
-  flush();
+  lines.Flush();
   AppendTail(o, w);
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "parse_test_util.h"
+
 namespace turnpike::http {
 namespace {
 
@@ -64,20 +66,6 @@ TEST(HeaderEditsTest, ControlBytesGoOutEscapedButReadBackAsGiven) {
 // Lines of every length from 5 to 48 bytes (the inline check of 16 to 32 and the others),
 // with each control byte and DEL at every position of the name and of the value.
 TEST(HeaderEditsTest, AControlByteAnywhereInALineOfAnyLengthIsEscaped) {
-  auto escaped = [](const std::string& s) {
-    std::string out;
-    for (char c : s) {
-      auto u = static_cast<unsigned char>(c);
-      if (u < 0x20 || u == 0x7f) {
-        out += '%';
-        out += "0123456789ABCDEF"[u >> 4];
-        out += "0123456789ABCDEF"[u & 0xf];
-      } else {
-        out += c;
-      }
-    }
-    return out;
-  };
   for (size_t value_size = 0; value_size <= 40; ++value_size) {
     const std::string name = "X-Abc";
     const std::string value(value_size, '\x80');  // bytes from 0x80 up are clean
@@ -88,7 +76,8 @@ TEST(HeaderEditsTest, AControlByteAnywhereInALineOfAnyLengthIsEscaped) {
         (at < n.size() ? n[at] : v[at - n.size()]) = static_cast<char>(bad);
         HeaderEdits edits;
         edits.Set(n, v);
-        ASSERT_EQ(Lines(edits).at(0), escaped(n) + ": " + escaped(v) + "\r\n")
+        ASSERT_EQ(Lines(edits).at(0),
+                  test::EscapedControls(n) + ": " + test::EscapedControls(v) + "\r\n")
             << value_size << " " << int{bad} << " " << at;
       }
     }

@@ -1,5 +1,5 @@
-// Helpers shared by the http parser tests: feeding bodies in pieces and checking that views
-// point into the caller's buffer.
+// Helpers shared by the http tests: feeding bodies in pieces, checking that views point into
+// the caller's buffer, and the reference for what the encoders escape.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +17,23 @@ inline bool Within(std::string_view view, std::string_view buffer) {
   const char* begin = buffer.data();
   const char* end = buffer.data() + buffer.size();
   return view.data() >= begin && view.data() + view.size() <= end;
+}
+
+// `s` with its control bytes (below 0x20) and DEL as %XX, uppercase hex: what the encoders
+// send for a byte a plugin handed in.
+inline std::string EscapedControls(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += '%';
+      out += "0123456789ABCDEF"[u >> 4];
+      out += "0123456789ABCDEF"[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 inline std::string Concat(const std::vector<std::string_view>& spans) {

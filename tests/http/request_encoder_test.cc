@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "parse_test_util.h"
+
 namespace turnpike::http {
 namespace {
 
@@ -107,17 +109,7 @@ TEST(RequestEncoderTest, EveryUnsafeByteAtEveryPositionIsEscaped) {
       std::string value = clean;
       value[at] = static_cast<char>(bad);
       value += value;  // a second one, further on
-      std::string want;
-      for (char c : value) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) {
-          want += '%';
-          want += "0123456789ABCDEF"[u >> 4];
-          want += "0123456789ABCDEF"[u & 0xf];
-        } else {
-          want += c;
-        }
-      }
+      const std::string want = test::EscapedControls(value);
       HeaderEdits edits;
       edits.Set("X-Val", value);
       const std::string out = Encode(Head(), Forwarded(&edits));

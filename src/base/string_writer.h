@@ -77,10 +77,8 @@ class StringWriter {
     *p_++ = c;
   }
   void AppendDecimal(uint64_t v) {
-    char tmp[kMaxDecimalDigits];
-    char* end = tmp + sizeof(tmp);
-    char* p = FormatDecimalBackward(end, v);
-    Append(std::string_view(p, static_cast<size_t>(end - p)));
+    char buf[kMaxDecimalDigits];
+    Append(FormatDecimal(v, buf));
   }
   // The bytes written so far (this writer's and what the string held before it).
   std::string_view written() const {

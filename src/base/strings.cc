@@ -101,10 +101,8 @@ char* FormatDecimalBackward(char* end, uint64_t v) {
 }
 
 void AppendDecimal(std::string* out, uint64_t v) {
-  char tmp[kMaxDecimalDigits];
-  char* end = tmp + sizeof(tmp);
-  char* p = FormatDecimalBackward(end, v);
-  out->append(p, static_cast<size_t>(end - p));
+  char buf[kMaxDecimalDigits];
+  out->append(FormatDecimal(v, buf));
 }
 
 int HexDigitValue(char c) {

@@ -60,6 +60,12 @@ std::string_view TrimWhitespace(std::string_view s);
 // it begins (at most kMaxDecimalDigits bytes before `end`).
 constexpr size_t kMaxDecimalDigits = 20;
 char* FormatDecimalBackward(char* end, uint64_t v);
+// `v` in decimal, written at the end of `buf`; the view is valid as long as `buf`.
+inline std::string_view FormatDecimal(uint64_t v, char (&buf)[kMaxDecimalDigits]) {
+  char* end = buf + kMaxDecimalDigits;
+  char* begin = FormatDecimalBackward(end, v);
+  return std::string_view(begin, static_cast<size_t>(end - begin));
+}
 // Appends `v` in decimal to `out` (no temporary string).
 void AppendDecimal(std::string* out, uint64_t v);
 

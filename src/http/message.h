@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/http_method.h"
+#include "base/strings.h"
 
 namespace turnpike::http {
 
@@ -108,7 +109,12 @@ inline bool IsHopByHop(std::string_view name) { return IsHopByHopId(ClassifyHead
 size_t SpanOfViews(std::string_view first, std::string_view last);
 
 // True when `name` is listed in `tokens` (case-insensitive).
-bool IsListedIn(std::string_view name, const std::string_view* tokens, uint8_t count);
+inline bool IsListedIn(std::string_view name, const std::string_view* tokens, uint8_t count) {
+  for (uint8_t i = 0; i < count; ++i) {
+    if (base::EqualsIgnoreCase(name, tokens[i])) return true;
+  }
+  return false;
+}
 
 // The standard reason phrase for a status code ("OK", "Not Found"), or "Unknown".
 std::string_view ReasonPhrase(int status);

@@ -15,9 +15,8 @@ bool CpuCanRunParser(const char** why) {
 #if defined(TURNPIKE_LLHTTP_SSE42)
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("sse4.2")) {
-    *why =
-        "this build's HTTP parser (llhttp) needs SSE4.2, which this CPU lacks; "
-        "build with -DTURNPIKE_LLHTTP_SSE42=OFF";
+    *why = "this build's HTTP parser (llhttp) needs SSE4.2, which this CPU lacks; "
+           "build with -DTURNPIKE_LLHTTP_SSE42=OFF";
     return false;
   }
 #endif
@@ -60,8 +59,9 @@ bool FinishHeaders(std::vector<Header>* headers) {
     const char* colon = h.name.data() + h.name.size();
     const bool tight = h.value.data() == colon + 2 && colon[1] == ' ';
     if (!tight && !h.value.empty()) {
-      for (const char* q = colon + 1; q != h.value.data(); ++q) {
-        if (q > h.value.data() || (*q != ' ' && *q != '\t')) return false;
+      if (h.value.data() <= colon) return false;
+      for (const char* q = colon + 1; q < h.value.data(); ++q) {
+        if (*q != ' ' && *q != '\t') return false;
       }
     }
     h.plain_line = tight && !h.value.empty() && colon[0] == ':' &&

@@ -110,8 +110,7 @@ void EncodeForwardedRequestHead(const RequestHead& req, const ForwardedRequest& 
   for (const Header& h : req.headers) {
     std::string_view n = h.name;
     const HeaderId id = HeaderIdOf(h);
-    if (IsHopByHopId(id) || (req.connection_token_count != 0 &&
-                             IsListedIn(n, req.connection_tokens, req.connection_token_count))) {
+    if (IsHopByHopId(id) || IsListedIn(n, req.connection_tokens, req.connection_token_count)) {
       continue;
     }
     if (edited && f.edits->Touches(n)) continue;  // a plugin set or removed it

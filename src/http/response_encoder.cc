@@ -92,10 +92,7 @@ void EncodeProxiedResponseHead(const ResponseHead& node, const ResponseHeadOptio
         (has_body && id == HeaderId::kContentLength)) {  // Content-Length: re-stated
       continue;
     }
-    if (node.connection_token_count != 0 &&
-        IsListedIn(n, node.connection_tokens, node.connection_token_count)) {
-      continue;
-    }
+    if (IsListedIn(n, node.connection_tokens, node.connection_token_count)) continue;
     if (edited && o.edits->Touches(n)) continue;  // a plugin set or removed it
     lines.Add(h);
   }

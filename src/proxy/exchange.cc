@@ -536,7 +536,7 @@ void Exchange::EncodeResponseHead(const http::ResponseHead& r) {
     // node sent none).
     o.upgrade = upgrade_;
     for (const http::Header& h : r.headers) {
-      if (base::EqualsIgnoreCase(h.name, "upgrade")) o.upgrade = h.value;
+      if (http::HeaderIdOf(h) == http::HeaderId::kUpgrade) o.upgrade = h.value;
     }
   }
   http::EncodeProxiedResponseHead(r, o, &out_);
@@ -636,7 +636,7 @@ std::string_view Exchange::UpgradeRequested() const {
     return {};
   }
   for (const http::Header& h : req_.headers) {
-    if (base::EqualsIgnoreCase(h.name, "upgrade")) return h.value;
+    if (http::HeaderIdOf(h) == http::HeaderId::kUpgrade) return h.value;
   }
   return {};
 }

@@ -11,10 +11,8 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 void AppendDecimal(std::string* out, uint64_t v) { base::AppendDecimal(out, v); }
 
 std::string_view FormatDecimal(uint64_t v, char (&buf)[20]) {
-  static_assert(sizeof(buf) >= base::kMaxDecimalDigits);
-  char* end = buf + sizeof(buf);
-  char* begin = base::FormatDecimalBackward(end, v);
-  return std::string_view(begin, static_cast<size_t>(end - begin));
+  static_assert(sizeof(buf) == base::kMaxDecimalDigits);
+  return base::FormatDecimal(v, buf);
 }
 
 void AppendFormUnescaped(std::string* out, std::string_view raw) {

@@ -85,6 +85,13 @@ struct PrometheusPlugin::Entry {
   CounterCell status;
   HistogramCell request, upstream, apisix;
   CounterCell ingress, egress;
+
+  // Whether this entry is the label set of a request with these fields.
+  bool Matches(const MatchedRoute& route, int c, bool upstream_source, std::string_view dyn) const {
+    return route_key == route.key && uri == route.matched_uri.data() &&
+           host == route.matched_host.data() && code == c && from_upstream == upstream_source &&
+           dynamic == dyn;
+  }
 };
 
 // This worker's bound label sets: open addressing, a few probes, then the oldest-inserted
@@ -155,12 +162,9 @@ void PrometheusPlugin::Log(PluginContext& ctx) const {
   }
   // Most requests repeat the label set of the one before on this worker: that entry is
   // checked first, without hashing.
-  Entry* last = cache.last;
-  if (last != nullptr && last->hash != 0 && last->route_key == route.key &&
-      last->uri == route.matched_uri.data() && last->host == route.matched_host.data() &&
-      last->code == code && last->from_upstream == from_upstream &&
-      last->dynamic == cache.scratch) {
-    Count(ctx, *last);
+  if (cache.last != nullptr && cache.last->hash != 0 &&
+      cache.last->Matches(route, code, from_upstream, cache.scratch)) {
+    Count(ctx, *cache.last);
     return;
   }
   uint64_t h = Mix(Mix(Mix(route.key, reinterpret_cast<uintptr_t>(route.matched_uri.data())),
@@ -178,9 +182,7 @@ void PrometheusPlugin::Log(PluginContext& ctx) const {
       if (free_slot == nullptr) free_slot = &e;
       continue;
     }
-    if (e.hash == h && e.route_key == route.key && e.uri == route.matched_uri.data() &&
-        e.host == route.matched_host.data() && e.code == code && e.from_upstream == from_upstream &&
-        e.dynamic == cache.scratch) {
+    if (e.hash == h && e.Matches(route, code, from_upstream, cache.scratch)) {
       found = &e;
       break;
     }
@@ -204,21 +206,20 @@ void PrometheusPlugin::Log(PluginContext& ctx) const {
 
 // The request's observations into the cells of its label set.
 void PrometheusPlugin::Count(PluginContext& ctx, Entry& e) {
-  Entry* found = &e;
   RequestTiming t = ctx.timing();
   int64_t latency = std::max<int64_t>(0, t.latency_ms);
-  found->request.Observe(static_cast<double>(latency));
+  e.request.Observe(static_cast<double>(latency));
   int64_t upstream = 0;
   if (t.upstream_ms >= 0) {
     upstream = t.upstream_ms;
-    found->upstream.Observe(static_cast<double>(upstream));
+    e.upstream.Observe(static_cast<double>(upstream));
   }
   // APISIX's own share: the request's time minus the upstream's (client reads included).
-  found->apisix.Observe(static_cast<double>(std::max<int64_t>(0, latency - upstream)));
-  found->status.Add(1);
+  e.apisix.Observe(static_cast<double>(std::max<int64_t>(0, latency - upstream)));
+  e.status.Add(1);
   RequestSizes sizes = ctx.sizes();
-  found->ingress.Add(static_cast<uint64_t>(std::max<int64_t>(0, sizes.request_length)));
-  found->egress.Add(static_cast<uint64_t>(std::max<int64_t>(0, sizes.bytes_sent)));
+  e.ingress.Add(static_cast<uint64_t>(std::max<int64_t>(0, sizes.request_length)));
+  e.egress.Add(static_cast<uint64_t>(std::max<int64_t>(0, sizes.bytes_sent)));
 }
 
 // A label set seen for the first time on this worker (or evicted): its label strings, once.

@@ -127,17 +127,7 @@ PhaseResult ProxyRewritePlugin::Rewrite(PluginContext& ctx) const {
   if (!config_.host.empty()) ctx.SetUpstreamHost(config_.host);
 
   if (literal_target_) {
-    const std::string& target = *literal_target_;
-    ctx.SetUri(target);
-    const std::string_view args = ctx.Get(args_).value_or(std::string_view());
-    if (args.empty()) {
-      ctx.SetUpstreamUri(target);
-    } else {  // $is_args
-      w.target.assign(target);
-      w.target.push_back(literal_has_query_ ? '&' : '?');
-      w.target.append(args);
-      ctx.SetUpstreamUri(w.target);
-    }
+    SendTarget(ctx, w, *literal_target_, literal_has_query_);
     ApplyHeaders(ctx, w);
     if (!config_.method.empty()) ctx.SetUpstreamMethod(config_.method);
     return PhaseResult::kContinue;
@@ -178,18 +168,27 @@ PhaseResult ProxyRewritePlugin::Rewrite(PluginContext& ctx) const {
     w.target.clear();
     AppendUriSafe(&w.target, rewritten.substr(0, q));
     if (q != std::string::npos) AppendControlsEscaped(&w.target, rewritten.substr(q));
-    ctx.SetUri(w.target);
-    const std::string_view args = ctx.Get(args_).value_or(std::string_view());
-    if (!args.empty()) {  // $is_args
-      w.target.push_back(q != std::string::npos ? '&' : '?');
-      w.target.append(args);
-    }
-    ctx.SetUpstreamUri(w.target);
+    SendTarget(ctx, w, w.target, q != std::string::npos);
   }
 
   ApplyHeaders(ctx, w);
   if (!config_.method.empty()) ctx.SetUpstreamMethod(config_.method);
   return PhaseResult::kContinue;
+}
+
+void ProxyRewritePlugin::SendTarget(PluginContext& ctx, ProxyRewriteWorker& w,
+                                    std::string_view target, bool has_query) const {
+  ctx.SetUri(target);
+  const std::string_view args = ctx.Get(args_).value_or(std::string_view());
+  if (args.empty()) {
+    ctx.SetUpstreamUri(target);
+    return;
+  }
+  // $is_args: the client's query after the target's own ('&') or as the query ('?').
+  if (target.data() != w.target.data()) w.target.assign(target);
+  w.target.push_back(has_query ? '&' : '?');
+  w.target.append(args);
+  ctx.SetUpstreamUri(w.target);
 }
 
 void ProxyRewritePlugin::ApplyHeaders(PluginContext& ctx, ProxyRewriteWorker& w) const {

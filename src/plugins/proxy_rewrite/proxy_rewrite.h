@@ -69,6 +69,10 @@ class ProxyRewritePlugin final : public Plugin {
   // false after answering 500.
   bool ApplyRegex(PluginContext& ctx, std::string_view subject, ProxyRewriteWorker& w) const;
   void ApplyHeaders(PluginContext& ctx, ProxyRewriteWorker& w) const;
+  // Step 3's end: `target` (encoded; `has_query`: it has a query of its own) is the new $uri,
+  // and with the client's query appended, the upstream target. `target` may be w.target.
+  void SendTarget(PluginContext& ctx, ProxyRewriteWorker& w, std::string_view target,
+                  bool has_query) const;
 
   Config config_;
   VarRef uri_, real_request_uri_, args_;

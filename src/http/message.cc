@@ -73,6 +73,13 @@ HeaderId ClassifyHeaderName(std::string_view n) {
   }
 }
 
+bool IsListedInTokens(std::string_view name, const std::string_view* tokens, uint8_t count) {
+  for (uint8_t i = 0; i < count; ++i) {
+    if (base::EqualsIgnoreCase(name, tokens[i])) return true;
+  }
+  return false;
+}
+
 std::string_view ReasonPhrase(int status) {
   switch (status) {
     case 100:

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "base/http_method.h"
-#include "base/strings.h"
 
 namespace turnpike::http {
 
@@ -108,12 +107,11 @@ inline bool IsHopByHop(std::string_view name) { return IsHopByHopId(ClassifyHead
 // one buffer, as the parser's are (at most 64 KiB apart), else 0. A size guess for encoders.
 size_t SpanOfViews(std::string_view first, std::string_view last);
 
-// True when `name` is listed in `tokens` (case-insensitive).
+// True when `name` is listed in `tokens` (case-insensitive). The usual empty list costs no
+// call.
+bool IsListedInTokens(std::string_view name, const std::string_view* tokens, uint8_t count);
 inline bool IsListedIn(std::string_view name, const std::string_view* tokens, uint8_t count) {
-  for (uint8_t i = 0; i < count; ++i) {
-    if (base::EqualsIgnoreCase(name, tokens[i])) return true;
-  }
-  return false;
+  return count != 0 && IsListedInTokens(name, tokens, count);
 }
 
 // The standard reason phrase for a status code ("OK", "Not Found"), or "Unknown".

@@ -108,7 +108,7 @@ BENCHMARK(BM_Build)->Arg(1)->Arg(100)->Arg(10000);
 // publish under node churn (bench/node_churn.sh).
 void BM_BuildEqualWeights(benchmark::State& state) {
   auto set = std::make_shared<NodeSet>(*MakeSet(static_cast<int>(state.range(0)), false));
-  for (Node& n : set->nodes) n.weight = 1;
+  for (size_t i = 0; i < set->nodes.size(); ++i) set->nodes.Mutable(i).weight = 1;
   const NodeSetConstSharedPtr shared = std::move(set);
   RoundRobinPicker picker;
   for (auto _ : state) {
@@ -122,7 +122,7 @@ BENCHMARK(BM_BuildEqualWeights)->Arg(1)->Arg(100)->Arg(10000);
 // summary instead of the nodes.
 void BM_BuildEqualWeightsSummarized(benchmark::State& state) {
   auto set = std::make_shared<NodeSet>(*MakeSet(static_cast<int>(state.range(0)), false));
-  for (Node& n : set->nodes) n.weight = 1;
+  for (size_t i = 0; i < set->nodes.size(); ++i) set->nodes.Mutable(i).weight = 1;
   set->summary = SummarizeNodes(set->nodes);
   const NodeSetConstSharedPtr shared = std::move(set);
   RoundRobinPicker picker;
@@ -145,7 +145,7 @@ void SwitchBench(benchmark::State& state, bool summarized,
   std::vector<NodeSetConstSharedPtr> sets;
   for (size_t i = 0; i < count; ++i) {
     auto set = std::make_shared<NodeSet>(*MakeSet(nodes, false));
-    for (Node& n : set->nodes) n.weight = 1;
+    for (size_t i = 0; i < set->nodes.size(); ++i) set->nodes.Mutable(i).weight = 1;
     if (summarized) set->summary = SummarizeNodes(set->nodes);
     sets.push_back(std::move(set));
   }

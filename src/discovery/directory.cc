@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/courtesy.h"
+#include "discovery/parts.h"
 #include "upstream/chash.h"
 
 namespace turnpike::discovery {
@@ -18,6 +19,10 @@ class Directory::Sink final : public DiscoverySink {
       : directory_(directory), provider_(std::move(provider)) {}
   void Publish(const ServiceRef& service, DiscoveredNodesConstSharedPtr nodes) override {
     directory_->OnPublish(provider_, service, std::move(nodes));
+  }
+  void PublishParts(const ServiceRef& service,
+                    std::vector<DiscoveredNodesConstSharedPtr> parts) override {
+    directory_->OnPublishParts(provider_, service, std::move(parts));
   }
 
  private:
@@ -121,7 +126,11 @@ void Directory::Apply(std::vector<Binding> bindings) {
     service.provider = p->second.get();
     e->service = &service;
     if (service.watchers++ == 0) service.provider->Watch(source.service);
-    SetNodes(e, service.last);
+    if (service.parted != nullptr) {
+      SetParted(e, service.parted);
+    } else {
+      SetNodes(e, service.last);
+    }
   }
   for (auto& [key, e] : entries_) Detach(&e);
   entries_ = std::move(next);
@@ -158,6 +167,7 @@ void Directory::OnPublish(const std::string& provider, const ServiceRef& ref,
     return;
   }
   ++stats_.published;
+  service.parted = nullptr;
   service.raw = nodes;
   if (const DiscoveredNode* bad = FirstInvalid(*nodes)) {
     // APISIX checks the list against its discovery node schema and answers 503 ("invalid
@@ -180,8 +190,13 @@ void Directory::SetNodes(Entry* e, DiscoveredNodesConstSharedPtr nodes) {
   // so a name in both is neither dropped nor looked up again.
   DiscoveredNodesConstSharedPtr previous = std::move(e->nodes);
   e->nodes = std::move(nodes);
+  e->parted = nullptr;
   std::vector<std::string> names;
   Rebuild(e, previous.get(), &names);
+  SetHosts(e, std::move(names));
+}
+
+void Directory::SetHosts(Entry* e, std::vector<std::string> names) {
   for (const std::string& name : e->hosts) {
     auto it = hosts_.find(name);
     if (it == hosts_.end() || --it->second.refs > 0) continue;
@@ -193,13 +208,190 @@ void Directory::SetNodes(Entry* e, DiscoveredNodesConstSharedPtr nodes) {
 
 namespace {
 
-// APISIX's node order (host, then port): providers that sort (kubernetes) give lists in it.
-int CompareKey(const DiscoveredNode& a, const DiscoveredNode& b) {
-  if (int c = a.host.compare(b.host); c != 0) return c;
-  return a.port - b.port;
+// The parts of the service's last answer in parts, and a new answer's: the same lists (by
+// pointer, or else by value) in the same order.
+bool SameParts(const std::vector<DiscoveredNodesConstSharedPtr>& next, const auto& last) {
+  if (next.size() != last.size()) return false;
+  for (size_t i = 0; i < next.size(); ++i) {
+    if (next[i] != last[i].list && !(*next[i] == *last[i].list)) return false;
+  }
+  return true;
 }
 
 }  // namespace
+
+void Directory::OnPublishParts(const std::string& provider, const ServiceRef& ref,
+                               std::vector<DiscoveredNodesConstSharedPtr> parts) {
+  base::IdleScope idle;  // as OnPublish
+  if (stopped_) return;
+  auto it = services_.find({provider, ref});
+  if (it == services_.end()) return;  // not watched (any more)
+  Service& service = it->second;
+  std::erase_if(parts,
+                [](const DiscoveredNodesConstSharedPtr& p) { return p == nullptr || p->empty(); });
+  std::sort(parts.begin(), parts.end(),
+            [](const DiscoveredNodesConstSharedPtr& a, const DiscoveredNodesConstSharedPtr& b) {
+              return NodeKeyLess(a->front(), b->front());
+            });
+  if (service.parted != nullptr && SameParts(parts, service.parted->parts)) {
+    ++stats_.deduped;
+    // Equal by value but new lists (a relist): the next answer compares by pointer again.
+    bool moved = false;
+    for (size_t i = 0; i < parts.size() && !moved; ++i)
+      moved = parts[i] != service.parted->parts[i].list;
+    if (moved) {
+      auto renewed = std::make_shared<Parted>(*service.parted);
+      for (size_t i = 0; i < parts.size(); ++i) renewed->parts[i].list = parts[i];
+      service.parted = std::move(renewed);
+    }
+    return;
+  }
+  PartedConstSharedPtr parted = MakeParted(service.parted.get(), parts);
+  if (parted == nullptr) {
+    // Parts that interleave, a domain name, a node failing the schema: as one list (resolved,
+    // or answered 503 as invalid, by OnPublish).
+    ++stats_.parts_merged;
+    service.parted = nullptr;
+    OnPublish(provider, ref, std::make_shared<const DiscoveredNodes>(MergeParts(parts)));
+    return;
+  }
+  ++stats_.published;
+  service.raw = nullptr;
+  service.last = nullptr;
+  service.parted = parted;
+  for (auto& [key, e] : entries_) {
+    if (e.service == &service) SetParted(&e, parted);
+  }
+}
+
+Directory::PartedConstSharedPtr Directory::MakeParted(
+    const Parted* last, const std::vector<DiscoveredNodesConstSharedPtr>& parts) {
+  auto parted = std::make_shared<Parted>();
+  parted->parts.reserve(parts.size());
+  bool uniform = true;
+  bool sorted = true;  // by upstream::NodeOrder (a port 0 is the default port there)
+  size_t k = 0;        // in last->parts, which is in the same order
+  for (const DiscoveredNodesConstSharedPtr& list : parts) {
+    // Parts must not overlap, so that their concatenation is their merge.
+    if (!parted->parts.empty() &&
+        CompareNodeKey(parted->parts.back().list->back(), list->front()) >= 0) {
+      return nullptr;
+    }
+    Part part;
+    part.list = list;
+    if (last != nullptr) {
+      while (k < last->parts.size() && NodeKeyLess(last->parts[k].list->front(), list->front())) {
+        ++k;
+      }
+      if (k < last->parts.size() &&
+          (last->parts[k].list == list || *last->parts[k].list == *list)) {
+        part.block = last->parts[k].block;  // an unchanged part: its nodes as they were made
+        part.uniform = last->parts[k].uniform;
+        part.sorted = last->parts[k].sorted;
+      }
+    }
+    if (part.block == nullptr) {
+      // A new part: its nodes made here (~250 under bench/node_churn.sh's churn).
+      auto block = std::make_shared<upstream::NodeBlock>();
+      block->nodes.resize(list->size());
+      for (size_t i = 0; i < list->size(); ++i) {
+        base::CourtesyPoint();
+        const DiscoveredNode& n = (*list)[i];
+        if (n.host.empty() || n.weight < 0 || n.port < 0 || n.port > 65535) return nullptr;
+        if (i > 0 && CompareNodeKey((*list)[i - 1], n) > 0) return nullptr;  // not sorted
+        upstream::Node& node = block->nodes[i];
+        if (!ParseIpLiteral(n.host, static_cast<uint16_t>(n.port == 0 ? kDefaultPort : n.port),
+                            &node)) {
+          return nullptr;  // a domain name
+        }
+        FinishNode(n, &node);
+        if (i > 0) {
+          const upstream::Node& first = block->nodes.front();
+          part.uniform =
+              part.uniform && node.weight == first.weight && node.priority == first.priority;
+          // NodeOrder's too, which differs for a port 0 (the default) beside explicit ones.
+          part.sorted = part.sorted && upstream::NodeOrder(block->nodes[i - 1], node) <= 0;
+        }
+      }
+      stats_.part_nodes_built += list->size();
+      part.block = std::move(block);
+    }
+    const std::vector<upstream::Node>& nodes = part.block->nodes;
+    if (parted->parts.empty()) {
+      parted->summary.weight = nodes.front().weight;
+    } else {
+      const upstream::Node& before = parted->parts.back().block->nodes.back();
+      uniform = uniform && nodes.front().weight == before.weight &&
+                nodes.front().priority == before.priority;
+      sorted = sorted && upstream::NodeOrder(before, nodes.front()) <= 0;
+    }
+    uniform = uniform && part.uniform;
+    sorted = sorted && part.sorted;
+    parted->size += nodes.size();
+    parted->parts.push_back(std::move(part));
+  }
+  parted->summary.summarized = true;
+  parted->summary.uniform = parted->size != 0 && uniform;
+  if (!parted->summary.uniform) parted->summary.weight = 0;
+  parted->summary.sorted = sorted;
+  return parted;
+}
+
+void Directory::SetParted(Entry* e, PartedConstSharedPtr parted) {
+  e->nodes = nullptr;
+  e->parted = std::move(parted);
+  SetHosts(e, {});
+  Compose(e);
+}
+
+void Directory::Compose(Entry* e) {
+  ReleaseRetired();
+  const Parted& parted = *e->parted;
+  auto set = std::make_shared<upstream::NodeSet>();
+  set->nodes.reserve(parted.size);
+  for (const Part& part : parted.parts) set->nodes.Append(part.block);
+  set->summary = parted.summary;
+  e->built_at.clear();  // a list's next build copies nothing from these
+  const upstream::NodeSetConstSharedPtr current = e->binding.slot->Load();
+  bool same = false;
+  if (current == e->built && e->built_parted) {
+    // Both made of whole blocks in order: the same blocks are the same nodes.
+    same = current->nodes.size() == set->nodes.size() &&
+           current->nodes.blocks() == set->nodes.blocks();
+  } else {
+    same = upstream::SameNodes(*current, *set);
+  }
+  if (same) {
+    if (current != e->built) {
+      e->built = current;
+      e->built_here = false;
+      e->built_parted = false;
+    }
+    ++stats_.unchanged;
+    return;
+  }
+  StoreBuilt(e, std::move(set));
+  e->built_parted = true;
+}
+
+void Directory::StoreBuilt(Entry* e, std::shared_ptr<upstream::NodeSet> set) {
+  upstream::NodeSetSlot& slot = *e->binding.slot;
+  // A chash upstream's rings, built here (control thread) before the set is visible: the
+  // workers take them as they are (upstream/chash.h).
+  if (slot.chash() && !set->nodes.empty()) set->chash = upstream::ChashRings::Build(set->nodes);
+  ++stats_.stored;
+  // One line per set workers will switch to (bench/node_churn.sh counts them).
+  spdlog::debug("{}: new node set stored ({} nodes)", e->binding.name, set->nodes.size());
+  const upstream::NodeSetConstSharedPtr current = slot.Load();
+  const bool recyclable = e->built_here && current == e->built;  // what Store() replaces
+  e->built = set;
+  e->built_here = true;
+  upstream::NodeSetConstSharedPtr replaced = slot.Store(std::move(set));
+  if (replaced != upstream::EmptyNodeSet()) {
+    const bool mine = recyclable && replaced == current;
+    retired_.push_back({std::move(replaced), mine});
+  }
+}
 
 void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
                         std::vector<std::string>* names) {
@@ -216,7 +408,7 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
   std::vector<int32_t> at;
   auto set = std::make_shared<upstream::NodeSet>();
   ReleaseRetired();  // the set this one replaces was usually dropped by every worker by now
-  std::vector<upstream::Node>& nodes = set->nodes;
+  std::vector<upstream::Node> nodes;  // the set's one block
   if (e->nodes != nullptr && spare_.capacity() >= e->nodes->size()) {
     nodes = std::move(spare_);  // a released set's nodes, overwritten below
     spare_ = {};
@@ -245,7 +437,7 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
       bool matched = false;
       if (previous != nullptr) {
         while (j < previous->size()) {
-          const int c = CompareKey((*previous)[j], n);
+          const int c = CompareNodeKey((*previous)[j], n);
           if (c > 0) break;  // n is new
           ++j;
           if (c == 0) {
@@ -302,37 +494,27 @@ void Directory::Rebuild(Entry* e, const DiscoveredNodes* previous,
   }
   nodes.resize(count);
   if (same && nodes.size() != old->nodes.size()) same = false;
-  upstream::NodeSetSlot& slot = *e->binding.slot;
+  set->nodes = upstream::NodeList(std::move(nodes));
   e->built_at = std::move(at);
-  const upstream::NodeSetConstSharedPtr& current = slot.Load();
+  const upstream::NodeSetConstSharedPtr current = e->binding.slot->Load();
   // When the slot holds the previous build, `same` says it all; otherwise compare.
   if (old != nullptr && current == e->built ? same : upstream::SameNodes(*current, *set)) {
     // The slot's set is this one's equal: the next build copies from it.
     if (current != e->built) {
       e->built = current;
       e->built_here = false;
+      e->built_parted = false;
     }
-    if (nodes.capacity() > spare_.capacity()) spare_ = std::move(nodes);
+    std::vector<upstream::Node> unused = set->nodes.TakeSoleBlock();
+    if (unused.capacity() > spare_.capacity()) spare_ = std::move(unused);
     ++stats_.unchanged;
     return;
   }
   // What the workers' pickers read instead of the nodes (upstream/node_set.h), taken while
   // the nodes were put (no second pass over 10k nodes).
   set->summary = summary.Finish();
-  // A chash upstream's rings, built here (control thread) before the set is visible: the
-  // workers take them as they are (upstream/chash.h).
-  if (slot.chash() && !set->nodes.empty()) set->chash = upstream::ChashRings::Build(set->nodes);
-  ++stats_.stored;
-  // One line per set workers will switch to (bench/node_churn.sh counts them).
-  spdlog::debug("{}: new node set stored ({} nodes)", e->binding.name, set->nodes.size());
-  const bool recyclable = e->built_here && current == e->built;  // what Store() replaces
-  e->built = set;
-  e->built_here = true;
-  upstream::NodeSetConstSharedPtr replaced = slot.Store(std::move(set));
-  if (replaced != upstream::EmptyNodeSet()) {
-    const bool mine = recyclable && replaced == current;
-    retired_.push_back({std::move(replaced), mine});
-  }
+  StoreBuilt(e, std::move(set));
+  e->built_parted = false;
 }
 
 void Directory::Lookup(const std::string& name, Host* host) {
@@ -378,6 +560,7 @@ void Directory::OnResolved(const std::string& name, const Resolution& r) {
 }
 
 bool Directory::Answered(const Entry& e) const {
+  if (e.parted != nullptr) return true;  // in parts: IP literals only
   if (e.nodes == nullptr) return false;  // the provider has not answered yet
   for (const std::string& name : e.hosts) {
     auto it = hosts_.find(name);
@@ -413,10 +596,13 @@ void Directory::ReleaseRetired() {
   std::erase_if(retired_, [this](Retired& r) {
     if (r.set == nullptr) return true;
     if (r.set.use_count() != 1) return false;
-    if (r.recyclable && r.set->nodes.capacity() > spare_.capacity()) {
-      // A set made by Rebuild (a NodeSet created non-const) that nobody else can reach: its
-      // nodes stay, the next build overwrites them (one pass over that memory, not two).
-      spare_ = std::move(const_cast<upstream::NodeSet&>(*r.set).nodes);
+    if (r.recyclable) {
+      // A set made here (a NodeSet created non-const) that nobody else can reach: when it is
+      // one block of its own (Rebuild's), its nodes stay, the next build overwrites them (one
+      // pass over that memory, not two).
+      std::vector<upstream::Node> nodes =
+          const_cast<upstream::NodeSet&>(*r.set).nodes.TakeSoleBlock();
+      if (nodes.capacity() > spare_.capacity()) spare_ = std::move(nodes);
     }
     return true;
   });

@@ -16,6 +16,14 @@
 //     once), so a change of 250 nodes in 10k parses 250 (~0.2 ms for the whole answer;
 //     bench/discovery_publish_bench). Lists in APISIX's node order (host, then port: the
 //     kubernetes provider's) find every such node; others find fewer and parse the rest;
+//   - takes an answer in parts (DiscoverySink::PublishParts; kubernetes: one sorted list per
+//     EndpointSlice) as parts when it can: each part's nodes are made once into a
+//     upstream::NodeBlock, kept while the part stays (by pointer, or by value), and the set is
+//     the parts' blocks joined (upstream::NodeList: a pointer per node). A change of one slice
+//     of 250 nodes in 10k then makes 250 nodes and writes 10k pointers, instead of comparing,
+//     copying and freeing 10k lists' nodes and 10k 192-byte nodes (bench/node_churn.sh). Parts
+//     that interleave, or hold a domain name or a node failing the schema, are merged into one
+//     list and take the list's path (Stats::parts_merged);
 //   - stores a node set in a slot only when it differs from the slot's current one
 //     (upstream::SameNodes), so workers rebuild a picker only for real changes. Routes,
 //     plugin chains and the router are never rebuilt for a node change. A set for a chash
@@ -68,6 +76,12 @@ class Directory {
     uint64_t unchanged = 0;  // rebuilt sets equal to the slot's: not stored
     uint64_t lookups = 0;    // DNS lookups started
     uint64_t invalid = 0;    // provider answers with a node failing the schema: no nodes
+    // Answers in parts (DiscoverySink::PublishParts): the nodes built for their new parts (a
+    // part equal to one of the last answer's reuses its nodes), and the answers that could not
+    // stay in parts (parts that interleave, a domain name, a node failing the schema) and were
+    // merged into one list.
+    uint64_t part_nodes_built = 0;
+    uint64_t parts_merged = 0;
   };
 
   // `resolver` outlives the directory.
@@ -105,10 +119,27 @@ class Directory {
 
  private:
   using ServiceKey = std::pair<std::string, ServiceRef>;  // provider, service
+  // A part of an answer in parts and the nodes made of it (shared by every set of the
+  // service's upstreams that holds them, and by the next answer when the part stays).
+  struct Part {
+    DiscoveredNodesConstSharedPtr list;
+    upstream::NodeBlockConstSharedPtr block;
+    bool uniform = true;  // every node of the block has the first's weight and priority
+    bool sorted = true;   // the block's nodes ascend by upstream::NodeOrder
+  };
+  // An answer in parts that stays in parts: its non-empty parts in (host, port) order, not
+  // overlapping, each node an IP literal that passes the schema.
+  struct Parted {
+    std::vector<Part> parts;
+    size_t size = 0;                // nodes
+    upstream::NodeSummary summary;  // of the parts' nodes in order
+  };
+  using PartedConstSharedPtr = std::shared_ptr<const Parted>;
   struct Service {
     DiscoveryProvider* provider = nullptr;
     DiscoveredNodesConstSharedPtr raw;   // the last answer as published (dedupe)
     DiscoveredNodesConstSharedPtr last;  // what it gave: raw, or empty when invalid
+    PartedConstSharedPtr parted;         // instead of raw and last: the last answer in parts
     int watchers = 0;
   };
   struct Host {
@@ -124,7 +155,8 @@ class Directory {
   struct Entry {
     Binding binding;
     Service* service = nullptr;           // discovery sources
-    DiscoveredNodesConstSharedPtr nodes;  // the current list (null: no answer yet)
+    DiscoveredNodesConstSharedPtr nodes;  // the current list (null: no answer yet)...
+    PartedConstSharedPtr parted;          // ...or the current answer in parts
     std::vector<std::string> hosts;       // domain names referenced by `nodes`
     bool initial = false;                 // bound by the first Apply(): ready() waits for it
     // What the last build made of `nodes`, so that the next one copies the nodes it already
@@ -132,7 +164,8 @@ class Directory {
     // of `nodes`, the index of its Node in that set (an IP literal), or kDomain / kSkipped.
     upstream::NodeSetConstSharedPtr built;
     std::vector<int32_t> built_at;
-    bool built_here = false;  // `built` is a set this directory made (not the slot's equal)
+    bool built_here = false;    // `built` is a set this directory made (not the slot's equal)
+    bool built_parted = false;  // `built` was composed of `parted`'s blocks (Compose)
   };
   struct Retired {
     upstream::NodeSetConstSharedPtr set;
@@ -143,7 +176,22 @@ class Directory {
 
   void OnPublish(const std::string& provider, const ServiceRef& service,
                  DiscoveredNodesConstSharedPtr nodes);
+  void OnPublishParts(const std::string& provider, const ServiceRef& service,
+                      std::vector<DiscoveredNodesConstSharedPtr> parts);
+  // The answer `parts` (non-empty, in order of their first nodes) as a Parted, reusing the
+  // blocks of `last`'s equal parts; null when it cannot stay in parts (see Stats).
+  PartedConstSharedPtr MakeParted(const Parted* last,
+                                  const std::vector<DiscoveredNodesConstSharedPtr>& parts);
   void SetNodes(Entry* entry, DiscoveredNodesConstSharedPtr nodes);
+  void SetParted(Entry* entry, PartedConstSharedPtr parted);
+  // The entry's set made of entry->parted's blocks (a pointer per node, no node copied), stored
+  // when it differs from the slot's.
+  void Compose(Entry* entry);
+  // Replaces the entry's referenced domain names with `names` (dropping those nobody else
+  // references).
+  void SetHosts(Entry* entry, std::vector<std::string> names);
+  // Stores `set` (summarized, made here) into the entry's slot, retiring what it replaces.
+  void StoreBuilt(Entry* entry, std::shared_ptr<upstream::NodeSet> set);
   void Detach(Entry* entry);
   // The node set of entry->nodes, stored in the slot when it differs from the slot's.
   // `previous` is the list entry->built was built from (null: none; entry->nodes itself when

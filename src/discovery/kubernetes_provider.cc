@@ -8,6 +8,7 @@
 
 #include "base/courtesy.h"
 #include "discovery/json_answer.h"
+#include "discovery/parts.h"
 #include "expr/regex.h"
 
 namespace turnpike::discovery {
@@ -54,61 +55,7 @@ int PortNumber(element port) {
   return n >= 0 && n <= 65535 ? static_cast<int>(n) : -1;  // -1: fails the node schema
 }
 
-// APISIX's sort_nodes_cmp: by host, then port.
-bool NodeLess(const DiscoveredNode& a, const DiscoveredNode& b) {
-  const int c = a.host.compare(b.host);  // one string compare per step
-  return c != 0 ? c < 0 : a.port < b.port;
-}
-
-void SortNodes(DiscoveredNodes* nodes) { std::sort(nodes->begin(), nodes->end(), NodeLess); }
-
-// The sorted runs `runs` merged into `out` (appended) in NodeLess order. A run of the smallest
-// head is copied up to the next run's head at once (a binary search), so runs that do not
-// interleave, as a service's EndpointSlices usually do not (each holds a block of addresses),
-// cost a search each and a copy: a change of one slice of a 10k-node service is ~40 searches
-// and one pass of copies (bench/node_churn.sh), not a merge of every node. Interleaved runs
-// still merge correctly, a few nodes per search. Equal nodes keep the runs' order.
-struct Run {
-  const DiscoveredNode* begin;
-  const DiscoveredNode* end;
-};
-void MergeRuns(std::vector<Run> runs, DiscoveredNodes* out) {
-  // Runs by head (and index for equal heads), the smallest last: a small heap by hand would
-  // do, but there are only as many runs as slices and most are taken whole at once.
-  auto later = [](const Run& a, const Run& b) {  // true: `a` goes after `b`
-    if (NodeLess(*b.begin, *a.begin)) return true;
-    if (NodeLess(*a.begin, *b.begin)) return false;
-    return a.begin > b.begin;  // equal heads: any fixed order (runs do not overlap in memory)
-  };
-  std::erase_if(runs, [](const Run& r) { return r.begin == r.end; });
-  std::sort(runs.begin(), runs.end(), later);
-  while (!runs.empty()) {
-    Run& r = runs.back();
-    if (runs.size() == 1) {
-      out->insert(out->end(), r.begin, r.end);
-      base::CourtesyPoint(static_cast<uint32_t>(r.end - r.begin));
-      break;
-    }
-    // Up to the next head: nodes below it, and equal ones too (they come first either way).
-    const DiscoveredNode& next = *runs[runs.size() - 2].begin;
-    const DiscoveredNode* stop = std::upper_bound(r.begin, r.end, next, NodeLess);
-    out->insert(out->end(), r.begin, stop);
-    base::CourtesyPoint(static_cast<uint32_t>(stop - r.begin));  // 10k nodes a change
-    r.begin = stop;
-    if (r.begin == r.end) {
-      runs.pop_back();
-      continue;
-    }
-    // r's head is now above next's: put r back in order (one place, unless runs interleave).
-    Run moved = r;
-    size_t k = runs.size() - 1;
-    while (k > 0 && later(moved, runs[k - 1])) {
-      runs[k] = runs[k - 1];
-      --k;
-    }
-    runs[k] = moved;
-  }
-}
+void SortNodes(DiscoveredNodes* nodes) { std::sort(nodes->begin(), nodes->end(), NodeKeyLess); }
 
 // metadata.namespace and metadata.name, both non-empty; `md` gets the metadata.
 bool Metadata(element object, std::string* ns, std::string* name, element* md) {
@@ -203,8 +150,10 @@ struct KubernetesProvider::Cluster {
   std::vector<expr::Regex> namespace_regexes;
   pcre2_match_data* match_data = nullptr;
   std::unique_ptr<KubeInformer> informer;
-  // namespace/name -> part (slice name; "" for Endpoints) -> port key -> nodes.
-  std::unordered_map<std::string, std::map<std::string, KubePortNodes>> store;
+  // namespace/name -> part (slice name; "" for Endpoints) -> port key -> nodes (sorted; a
+  // list the object did not change keeps its pointer, so the Directory reuses what it made
+  // of it: DiscoverySink::PublishParts).
+  std::unordered_map<std::string, std::map<std::string, SharedPortNodes>> store;
   // namespace/name -> the watched services naming it.
   std::map<std::string, std::set<ServiceRef>> watchers;
 
@@ -347,22 +296,16 @@ void KubernetesProvider::Unwatch(const ServiceRef& service) {
 }
 
 void KubernetesProvider::Publish(const ServiceRef& ref, const Target& t) {
-  if (!t.cluster->informer->listed()) return;  // nothing known yet: publish nothing
-  auto nodes = std::make_shared<DiscoveredNodes>();
+  if (!t.cluster->informer->listed()) return;        // nothing known yet: publish nothing
+  std::vector<DiscoveredNodesConstSharedPtr> parts;  // each sorted (Apply)
   auto entry = t.cluster->store.find(t.key);
   if (entry != t.cluster->store.end()) {
-    std::vector<Run> runs;  // each part's nodes are sorted (Apply)
-    size_t total = 0;
     for (const auto& [part, ports] : entry->second) {
       auto p = ports.find(t.port);
-      if (p == ports.end() || p->second.empty()) continue;
-      runs.push_back({p->second.data(), p->second.data() + p->second.size()});
-      total += p->second.size();
+      if (p != ports.end() && !p->second->empty()) parts.push_back(p->second);
     }
-    nodes->reserve(total);
-    MergeRuns(std::move(runs), nodes.get());
   }
-  sink_->Publish(ref, std::move(nodes));  // the Directory drops an equal list
+  sink_->PublishParts(ref, std::move(parts));  // the Directory drops an equal list
 }
 
 void KubernetesProvider::PublishKey(Cluster* c, const std::string& key) {
@@ -398,12 +341,24 @@ bool KubernetesProvider::Apply(Cluster* c, simdjson::dom::element object, bool d
     it->second.erase(p);
     if (it->second.empty()) c->store.erase(it);
   } else {
-    for (auto& [port, list] : nodes) SortNodes(&list);  // Publish() merges the sorted parts
-    KubePortNodes& stored = c->store[*key][part];
+    for (auto& [port, list] : nodes) SortNodes(&list);  // published as sorted parts
+    SharedPortNodes& stored = c->store[*key][part];
     // An object sent again with the same nodes (a MODIFIED event for a label, a condition
-    // other than ready, a resync) changes no service: nothing to merge or publish.
-    if (stored == nodes) return false;
-    stored = std::move(nodes);
+    // other than ready, a resync) changes no service: nothing to merge or publish. A port
+    // whose list is unchanged keeps its pointer.
+    SharedPortNodes next;
+    bool changed = stored.size() != nodes.size();
+    for (auto& [port, list] : nodes) {
+      auto old = stored.find(port);
+      if (old != stored.end() && *old->second == list) {
+        next.emplace(port, old->second);
+      } else {
+        next.emplace(port, std::make_shared<const DiscoveredNodes>(std::move(list)));
+        changed = true;
+      }
+    }
+    if (!changed) return false;
+    stored = std::move(next);
   }
   return true;
 }
@@ -439,7 +394,7 @@ nlohmann::json KubernetesProvider::Dump() const {
       std::map<std::string, DiscoveredNodes> merged;  // as Publish() gives them
       for (const auto& [part, ports] : c->store.at(k)) {
         for (const auto& [port, nodes] : ports) {
-          merged[port].insert(merged[port].end(), nodes.begin(), nodes.end());
+          merged[port].insert(merged[port].end(), nodes->begin(), nodes->end());
         }
       }
       nlohmann::json value = nlohmann::json::object();

@@ -28,8 +28,10 @@
 // stay until a list or watch succeeds again (informer back-off).
 //
 // Cost: per event, one JSON parse (in the informer), the object's nodes sorted and compared
-// with what it held (equal: nothing more), then the watched services of that object rebuilt:
-// their sorted parts merged, a run at a time (a slice's block of addresses is one copy).
+// with what it held (equal: nothing more), then the watched services of that object published
+// as their parts (DiscoverySink::PublishParts: one list per slice, the unchanged ones as the
+// same pointers), so a change of one slice of a 10k-node service costs that slice, not a merge
+// of every node.
 // Memory: the node lists of every object in the selected namespaces.
 // Thread rules: control thread only, as every DiscoveryProvider.
 #pragma once
@@ -52,6 +54,8 @@ namespace turnpike::discovery {
 
 // The nodes of one object by port key (port name, targetPort or number), unsorted.
 using KubePortNodes = std::map<std::string, DiscoveredNodes>;
+// The same, sorted and shared (what the provider stores and publishes as parts).
+using SharedPortNodes = std::map<std::string, DiscoveredNodesConstSharedPtr>;
 
 // What an Endpoints object / an EndpointSlice gives (exposed for tests). False when the
 // object lacks metadata.namespace / name (or, for a slice, its service-name label); `key` is

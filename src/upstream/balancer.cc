@@ -66,7 +66,7 @@ std::unique_ptr<Picker> NewPicker(BalancerType type) {
   return std::make_unique<RoundRobinPicker>();
 }
 
-std::vector<uint32_t> IndexesByPriority(const std::vector<Node>& nodes) {
+std::vector<uint32_t> IndexesByPriority(const NodeList& nodes) {
   std::vector<uint32_t> order(nodes.size());
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(), [&nodes](uint32_t a, uint32_t b) {

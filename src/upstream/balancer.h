@@ -206,7 +206,7 @@ std::unique_ptr<Picker> NewPicker(BalancerType type);
 
 // Builds (off the request path): the indexes of `nodes`, highest priority first, in index
 // order within a priority (the order APISIX's priority balancer walks its groups in).
-std::vector<uint32_t> IndexesByPriority(const std::vector<Node>& nodes);
+std::vector<uint32_t> IndexesByPriority(const NodeList& nodes);
 
 // Worker, rare path: a stateless choice in `set` for a request whose pinned set is no longer
 // the one its worker's picker is built from (the set changed between two attempts of one

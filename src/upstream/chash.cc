@@ -92,8 +92,7 @@ void PrefixSums(uint32_t* counts, uint32_t size) {
 
 // The ring of one priority group: 160 points per weight unit after dividing the weights by
 // their gcd, capped at ChashPicker::kMaxPoints.
-void BuildGroupRing(const std::vector<Node>& nodes, const std::vector<uint32_t>& group,
-                    HashRing* ring) {
+void BuildGroupRing(const NodeList& nodes, const std::vector<uint32_t>& group, HashRing* ring) {
   uint64_t gcd = 0;
   for (uint32_t m : group) gcd = std::gcd(gcd, static_cast<uint64_t>(nodes[m].weight));
   uint64_t total = 0;
@@ -241,7 +240,7 @@ size_t HashRing::memory() const {
          index_.capacity() * sizeof(uint32_t);
 }
 
-ChashRingsConstSharedPtr ChashRings::Build(const std::vector<Node>& nodes) {
+ChashRingsConstSharedPtr ChashRings::Build(const NodeList& nodes) {
   ++ring_builds;
   auto out = std::make_shared<ChashRings>();
   out->ring_of_.assign(nodes.size(), kNoRing);

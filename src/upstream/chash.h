@@ -106,7 +106,7 @@ class ChashRings {
   // points = 160 x weights / gcd per priority group (capped, ChashPicker::kMaxPoints): about
   // 120 ms for 10k nodes of weights 1 to 5 (docs/benchmarks.md), with courtesy points
   // (base/courtesy.h). Counted per thread (builds_on_this_thread).
-  static std::shared_ptr<const ChashRings> Build(const std::vector<Node>& nodes);
+  static std::shared_ptr<const ChashRings> Build(const NodeList& nodes);
 
   // Rings built by the calling thread so far (tests: a worker builds none).
   static uint64_t builds_on_this_thread();

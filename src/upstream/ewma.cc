@@ -8,7 +8,7 @@ namespace turnpike::upstream {
 
 void EwmaPicker::Rebuild(const NodeSet* /*previous*/) {
   zero_weight_.clear();
-  const std::vector<Node>& nodes = set_->nodes;
+  const NodeList& nodes = set_->nodes;
   stats_.assign(nodes.size(), NodeStat{});
   const NodeSummary& summary = set_->summary;
   if (summary.summarized && summary.uniform) {

@@ -33,7 +33,7 @@ void LeastConnPicker::Rebuild(const NodeSet* /*previous*/) {
     return;
   }
   heaps_.clear();
-  const std::vector<Node>& nodes = set_->nodes;
+  const NodeList& nodes = set_->nodes;
   state_.assign(nodes.size(), NodeState{});
   const std::vector<uint32_t> order = IndexesByPriority(nodes);
   for (size_t i = 0; i < order.size(); ++i) {

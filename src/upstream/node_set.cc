@@ -29,6 +29,58 @@ void NodeText::FreeHeap() {
 
 std::ostream& operator<<(std::ostream& os, const NodeText& t) { return os << t.view(); }
 
+NodeList::NodeList(std::vector<Node> nodes) {
+  if (nodes.empty()) return;
+  auto block = std::make_shared<NodeBlock>();
+  block->nodes = std::move(nodes);
+  Append(block);
+}
+
+void NodeList::push_back(const Node& node) {
+  if (own_ == nullptr) {
+    own_ = std::make_shared<std::deque<Node>>();
+    pushed_.push_back(own_);
+  }
+  own_->push_back(node);  // before at_ grows: `node` may be one of this list's
+  at_.push_back(&own_->back());
+}
+
+Node& NodeList::Mutable(size_t i) {
+  const Node* node = at_.at(i);
+  if (own_ == nullptr) {
+    own_ = std::make_shared<std::deque<Node>>();
+    pushed_.push_back(own_);
+  }
+  own_->push_back(*node);
+  at_[i] = &own_->back();
+  return own_->back();
+}
+
+void NodeList::Append(const NodeBlockConstSharedPtr& block, size_t from, size_t to) {
+  if (from >= to) return;
+  if (blocks_.empty() || blocks_.back() != block) {
+    // Runs of one block come together; a block met again (runs that interleave) is kept once.
+    if (std::find(blocks_.begin(), blocks_.end(), block) == blocks_.end()) {
+      blocks_.push_back(block);
+    }
+  }
+  const Node* first = block->nodes.data();
+  for (size_t i = from; i < to; ++i) at_.push_back(first + i);
+}
+
+std::vector<Node> NodeList::TakeSoleBlock() {
+  if (!pushed_.empty() || blocks_.size() != 1 || blocks_.front().use_count() != 1 ||
+      at_.size() != blocks_.front()->nodes.size()) {
+    return {};
+  }
+  // Made by NodeList(std::vector<Node>) or a producer's make_shared<NodeBlock>: not a const
+  // object, and nobody else can reach it.
+  std::vector<Node> nodes = std::move(const_cast<NodeBlock&>(*blocks_.front()).nodes);
+  blocks_.clear();
+  at_.clear();
+  return nodes;
+}
+
 bool SameNode(const Node& a, const Node& b) {
   return a.port == b.port && a.weight == b.weight && a.priority == b.priority &&
          a.addr_len == b.addr_len &&

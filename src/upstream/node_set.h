@@ -4,9 +4,10 @@
 // the content changes and never mutate a published one, so a worker detects a change by
 // comparing pointers. Shared read-only across threads.
 //
-// A Node is made to be cheap to copy and to free: under node churn the control thread builds
-// a set of 10k nodes ten times a second, mostly copies of the previous set's nodes, and frees
-// the replaced one. Its texts are inline (NodeText: no heap for IP literals, IPv4 or IPv6,
+// A Node is made to be cheap to copy and to free: a producer that gets a whole new list
+// (discovery::Directory, for providers that publish one list) builds a set of 10k nodes, mostly
+// copies of the previous set's nodes, and frees the replaced one. Producers that get their
+// nodes in parts share them instead (NodeList, NodeBlock): sets point into blocks of nodes. Its texts are inline (NodeText: no heap for IP literals, IPv4 or IPv6,
 // with their ports) and its address is a sockaddr_in6-sized union, not a sockaddr_storage:
 // 192 bytes a node instead of ~240, no allocation. The worker reads the texts and the address in
 // place, per request (no pointer to follow).
@@ -17,7 +18,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <initializer_list>
 #include <iosfwd>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -191,11 +195,125 @@ class NodeSummarizer {
   int priority_ = 0;
 };
 
+// Nodes made once and shared, read-only, by every list that points into them (NodeList).
+struct NodeBlock {
+  std::vector<Node> nodes;
+};
+using NodeBlockConstSharedPtr = std::shared_ptr<const NodeBlock>;
+
+// The nodes of a set, in order: a pointer per node into blocks the list keeps alive. Two sets
+// that share nodes share their blocks, so a producer that builds a set from the last one and a
+// few new nodes (discovery::Directory, under node churn: 250 new nodes of 10k) writes the new
+// nodes and a pointer for each node, never the other nodes' 192 bytes; whoever releases the
+// last set holding a block frees it. Reads as a const std::vector<Node>: `nodes[i]` is one more
+// load (the pointer) on the request path.
+//
+// Building: Append() shares a node of a block (keeping the block), push_back() copies a node
+// into the list's own storage (tests and small static sets), or a whole vector becomes one
+// block (the constructor). Immutable once its set is published. Copies share the blocks (and
+// the nodes pushed so far: a copy pushes into storage of its own). Thread rules: as a
+// std::vector.
+class NodeList {
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Node;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Node*;
+    using reference = const Node&;
+    const_iterator() = default;
+    explicit const_iterator(const Node* const* at) : at_(at) {}
+    reference operator*() const { return **at_; }
+    pointer operator->() const { return *at_; }
+    reference operator[](difference_type n) const { return *at_[n]; }
+    const_iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    const_iterator operator++(int) { return const_iterator(at_++); }
+    const_iterator& operator--() {
+      --at_;
+      return *this;
+    }
+    const_iterator operator--(int) { return const_iterator(at_--); }
+    const_iterator& operator+=(difference_type n) {
+      at_ += n;
+      return *this;
+    }
+    const_iterator& operator-=(difference_type n) {
+      at_ -= n;
+      return *this;
+    }
+    friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
+    friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
+    friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(const_iterator a, const_iterator b) { return a.at_ - b.at_; }
+    friend auto operator<=>(const_iterator a, const_iterator b) = default;
+
+   private:
+    const Node* const* at_ = nullptr;
+  };
+  using value_type = Node;
+  using iterator = const_iterator;
+
+  NodeList() = default;
+  // One block of `nodes`.
+  explicit NodeList(std::vector<Node> nodes);
+  NodeList(std::initializer_list<Node> nodes) : NodeList(std::vector<Node>(nodes)) {}
+  NodeList(const NodeList& o) : at_(o.at_), blocks_(o.blocks_), pushed_(o.pushed_) {}
+  NodeList& operator=(const NodeList& o) {
+    if (this != &o) {
+      at_ = o.at_;
+      blocks_ = o.blocks_;
+      pushed_ = o.pushed_;
+      own_ = nullptr;  // the copy pushes into storage of its own
+    }
+    return *this;
+  }
+  NodeList(NodeList&&) noexcept = default;
+  NodeList& operator=(NodeList&&) noexcept = default;
+
+  size_t size() const { return at_.size(); }
+  bool empty() const { return at_.empty(); }
+  const Node& operator[](size_t i) const { return *at_[i]; }
+  const Node& front() const { return *at_.front(); }
+  const Node& back() const { return *at_.back(); }
+  const_iterator begin() const { return const_iterator(at_.data()); }
+  const_iterator end() const { return const_iterator(at_.data() + at_.size()); }
+  // The blocks the list points into (what Append() keeps), in the order first appended.
+  const std::vector<NodeBlockConstSharedPtr>& blocks() const { return blocks_; }
+
+  void reserve(size_t n) { at_.reserve(n); }
+  // A copy of `node`, in storage the list owns.
+  void push_back(const Node& node);
+  // Node i, for a producer (or a test) that edits a node before the set is published: the
+  // node is first copied into the list's own storage (each call copies), so lists sharing the
+  // old one keep it unchanged.
+  Node& Mutable(size_t i);
+  // `block`'s nodes [from, to), shared: the list keeps the block, not a copy of them. O(to -
+  // from) pointers and O(1) for the block when it is the last one appended.
+  void Append(const NodeBlockConstSharedPtr& block, size_t from, size_t to);
+  void Append(const NodeBlockConstSharedPtr& block) { Append(block, 0, block->nodes.size()); }
+  // The vector of the list's only block when the list is exactly that block and nobody else
+  // holds it (a producer reusing a released set's memory); empty otherwise. Leaves the list
+  // empty when it returns the vector.
+  std::vector<Node> TakeSoleBlock();
+
+ private:
+  std::vector<const Node*> at_;
+  std::vector<NodeBlockConstSharedPtr> blocks_;
+  // What push_back() filled (a deque: its nodes never move); kept by copies, pushed into by
+  // the list that made it only (own_, also in pushed_).
+  std::vector<std::shared_ptr<const std::deque<Node>>> pushed_;
+  std::shared_ptr<std::deque<Node>> own_;
+};
+
 // Producers, before publishing: the summary of `nodes` (upstream/node_summary.cc). O(nodes).
-NodeSummary SummarizeNodes(const std::vector<Node>& nodes);
+NodeSummary SummarizeNodes(const NodeList& nodes);
 
 struct NodeSet {
-  std::vector<Node> nodes;
+  NodeList nodes;
   // Of `nodes`, filled by the producer before it publishes the set; not part of the set's
   // value (SameNodes ignores it: it derives from the nodes).
   NodeSummary summary = {};

@@ -2,7 +2,7 @@
 
 namespace turnpike::upstream {
 
-NodeSummary SummarizeNodes(const std::vector<Node>& nodes) {
+NodeSummary SummarizeNodes(const NodeList& nodes) {
   NodeSummarizer summarizer;
   for (const Node& node : nodes) summarizer.Add(node);
   return summarizer.Finish();

@@ -45,9 +45,9 @@ void RoundRobinPicker::Rebuild(const NodeSet* previous) {
   }
 
   BuildGroups();
-  const std::vector<Node>& nodes = set_->nodes;
-  sorted_ = summary.summarized ? summary.sorted
-                               : std::is_sorted(nodes.begin(), nodes.end(), NodeBefore);
+  const NodeList& nodes = set_->nodes;
+  sorted_ =
+      summary.summarized ? summary.sorted : std::is_sorted(nodes.begin(), nodes.end(), NodeBefore);
   const auto weighted = std::find_if(groups_.begin(), groups_.end(), [](const auto& group) {
     return std::any_of(group.begin(), group.end(), [](const Slot& s) { return s.weight > 0; });
   });
@@ -93,7 +93,7 @@ void RoundRobinPicker::GoOn(const Node* due) {
   // it when it left. By position instead, a change before the position (nodes joining or
   // leaving there) would shift the turn back onto nodes just served, some still busy (new
   // connections to them), or skip as many.
-  const std::vector<Node>& nodes = set_->nodes;
+  const NodeList& nodes = set_->nodes;
   const auto at = std::lower_bound(nodes.begin(), nodes.end(), *due, NodeBefore);
   WeightClass& c = classes_[0];
   c.next = at == nodes.end() ? 0 : static_cast<uint32_t>(at - nodes.begin());
@@ -115,7 +115,7 @@ void RoundRobinPicker::CarryTurns() {
 
 void RoundRobinPicker::BuildGroups() {
   groups_built_ = true;
-  const std::vector<Node>& nodes = set_->nodes;
+  const NodeList& nodes = set_->nodes;
   const auto n = static_cast<uint32_t>(nodes.size());
   const int priority = nodes[0].priority;
   if (std::all_of(nodes.begin(), nodes.end(),

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "discovery/fakes.h"
+#include "discovery/parts.h"
 
 namespace turnpike::discovery {
 namespace {
@@ -376,6 +377,198 @@ TEST_F(DirectoryTest, StoredSetsCarryTheirSummary) {
   ASSERT_EQ(set->nodes.size(), 2u);
   EXPECT_TRUE(set->summary.summarized);
   EXPECT_FALSE(set->summary.uniform);
+}
+
+// Answers in parts (DiscoverySink::PublishParts, as the kubernetes provider sends one list per
+// EndpointSlice).
+DiscoveredNodesConstSharedPtr Part(const std::string& prefix, int from, int count, int weight = 1,
+                                   int port = 80) {
+  auto list = std::make_shared<DiscoveredNodes>();
+  for (int i = from; i < from + count; ++i) {
+    list->push_back({prefix + std::to_string(i), port, weight, 0});
+  }
+  return list;
+}
+
+TEST_F(DirectoryTest, PartsAreJoinedInOrderAndUnchangedPartsKeepTheirNodes) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  auto a = Part("10.0.1.", 1, 3);
+  auto b = Part("10.0.2.", 1, 3);
+  auto c = Part("10.0.3.", 1, 3);
+  provider_->PublishParts("users", {c, nullptr, a, std::make_shared<DiscoveredNodes>(), b});
+  upstream::NodeSetConstSharedPtr first = slot->Load();
+  ASSERT_EQ(first->nodes.size(), 9u);
+  EXPECT_EQ(Ip(first->nodes[0]), "10.0.1.1") << "in (host, port) order, whatever the parts' order";
+  EXPECT_EQ(Ip(first->nodes[3]), "10.0.2.1");
+  EXPECT_EQ(Ip(first->nodes[8]), "10.0.3.3");
+  EXPECT_EQ(first->nodes[8].host_header, "10.0.3.3");
+  EXPECT_TRUE(first->summary.summarized);
+  EXPECT_TRUE(first->summary.uniform);
+  EXPECT_TRUE(first->summary.sorted);
+  EXPECT_EQ(first->summary.weight, 1);
+  EXPECT_EQ(dir_->stats().part_nodes_built, 9u);
+  EXPECT_TRUE(dir_->ready());
+
+  // One part replaced: only its nodes are made; the others are the same nodes, in memory.
+  auto b2 = Part("10.0.2.", 7, 2);
+  provider_->PublishParts("users", {a, b2, c});
+  upstream::NodeSetConstSharedPtr second = slot->Load();
+  ASSERT_NE(second, first);
+  ASSERT_EQ(second->nodes.size(), 8u);
+  EXPECT_EQ(dir_->stats().part_nodes_built, 11u) << "the new part's 2 nodes only";
+  EXPECT_EQ(&second->nodes[0], &first->nodes[0]) << "part a's nodes shared, not copied";
+  EXPECT_EQ(&second->nodes[5], &first->nodes[6]) << "part c's nodes shared, not copied";
+  EXPECT_EQ(Ip(second->nodes[3]), "10.0.2.7");
+  EXPECT_EQ(Ip(second->nodes[4]), "10.0.2.8");
+  EXPECT_EQ(second->nodes.blocks().size(), 3u);
+  EXPECT_EQ(dir_->stats().parts_merged, 0u);
+
+  // A weight changed in one part: the set is no longer uniform.
+  provider_->PublishParts("users", {a, b2, Part("10.0.3.", 1, 3, 2)});
+  EXPECT_FALSE(slot->Load()->summary.uniform);
+  EXPECT_TRUE(slot->Load()->summary.sorted);
+}
+
+TEST_F(DirectoryTest, EqualPartsAreDroppedByPointerOrByValue) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  auto a = Part("10.0.1.", 1, 3);
+  auto b = Part("10.0.2.", 1, 3);
+  provider_->PublishParts("users", {a, b});
+  const upstream::NodeSet* first = slot->Peek();
+  EXPECT_EQ(dir_->stats().published, 1u);
+  provider_->PublishParts("users", {b, a});  // the same lists
+  EXPECT_EQ(dir_->stats().deduped, 1u);
+  provider_->PublishParts("users", {Part("10.0.1.", 1, 3), Part("10.0.2.", 1, 3)});  // a relist
+  EXPECT_EQ(dir_->stats().deduped, 2u);
+  EXPECT_EQ(slot->Peek(), first) << "same content: same pointer, no picker rebuild";
+  EXPECT_EQ(dir_->stats().part_nodes_built, 6u);
+  // A part that goes back to an earlier content is found by value: not made again.
+  provider_->PublishParts("users", {a, Part("10.0.2.", 1, 2)});
+  EXPECT_EQ(dir_->stats().part_nodes_built, 8u);
+  EXPECT_EQ(slot->Load()->nodes.size(), 5u);
+  // Every part gone: no nodes (503), as an empty list.
+  provider_->PublishParts("users", {});
+  EXPECT_TRUE(slot->Load()->nodes.empty());
+  provider_->PublishParts("users", {nullptr});
+  EXPECT_EQ(dir_->stats().deduped, 3u);
+}
+
+TEST_F(DirectoryTest, PartsThatCannotStayInPartsAreMergedIntoOneList) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  // Parts that interleave: merged, in order.
+  auto odd = std::make_shared<DiscoveredNodes>(
+      DiscoveredNodes{{"10.0.0.1", 80, 1, 0}, {"10.0.0.3", 80, 1, 0}});
+  auto even = std::make_shared<DiscoveredNodes>(DiscoveredNodes{{"10.0.0.2", 80, 1, 0}});
+  provider_->PublishParts("users", {odd, even});
+  EXPECT_EQ(dir_->stats().parts_merged, 1u);
+  upstream::NodeSetConstSharedPtr set = slot->Load();
+  ASSERT_EQ(set->nodes.size(), 3u);
+  EXPECT_EQ(Ip(set->nodes[1]), "10.0.0.2");
+  EXPECT_TRUE(set->summary.sorted);
+  // A domain name: merged, then resolved.
+  auto named = std::make_shared<DiscoveredNodes>(DiscoveredNodes{{"svc.test", 81, 1, 0}});
+  provider_->PublishParts("users", {Part("10.0.1.", 1, 2), named});
+  EXPECT_EQ(dir_->stats().parts_merged, 2u);
+  EXPECT_EQ(slot->Load()->nodes.size(), 2u) << "the IP literals at once";
+  ASSERT_EQ(resolver_.Answer("svc.test", "10.0.9.9"), 1);
+  set = slot->Load();
+  ASSERT_EQ(set->nodes.size(), 3u);
+  EXPECT_EQ(Ip(set->nodes[2]), "10.0.9.9");
+  // A node failing the schema: no nodes at all (APISIX's invalid nodes format).
+  auto bad = std::make_shared<DiscoveredNodes>(DiscoveredNodes{{"10.0.5.1", 80, -1, 0}});
+  provider_->PublishParts("users", {Part("10.0.1.", 1, 2), bad});
+  EXPECT_EQ(dir_->stats().invalid, 1u);
+  EXPECT_TRUE(slot->Load()->nodes.empty());
+  EXPECT_EQ(dir_->hosts(), 0u) << "the name is no longer used";
+  // Back to parts that stay in parts.
+  provider_->PublishParts("users", {Part("10.0.1.", 1, 2)});
+  EXPECT_EQ(slot->Load()->nodes.size(), 2u);
+  EXPECT_EQ(dir_->stats().parts_merged, 3u);
+}
+
+TEST_F(DirectoryTest, ListsAndPartsTakeTurns) {
+  auto a = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(a, "fake", "users")});
+  provider_->PublishParts("users", {Part("10.0.1.", 1, 2), Part("10.0.2.", 1, 2)});
+  EXPECT_EQ(a->Load()->nodes.size(), 4u);
+  // A second upstream of the service, bound later, gets the answer in parts at once.
+  auto b = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(a, "fake", "users"), Discovered(b, "fake", "users")});
+  ASSERT_EQ(b->Load()->nodes.size(), 4u);
+  EXPECT_EQ(&b->Load()->nodes[0], &a->Load()->nodes[0]) << "both sets share the service's nodes";
+  // A plain list replaces it; then parts again.
+  provider_->Publish("users", {{"10.0.3.1", 80, 1, 0}});
+  EXPECT_EQ(a->Load()->nodes.size(), 1u);
+  EXPECT_EQ(b->Load()->nodes.size(), 1u);
+  provider_->PublishParts("users", {Part("10.0.1.", 1, 2)});
+  EXPECT_EQ(a->Load()->nodes.size(), 2u);
+  EXPECT_EQ(Ip(b->Load()->nodes[1]), "10.0.1.2");
+  // The same list as a list, after parts: a new answer (not compared with the parts).
+  const upstream::NodeSet* parted = a->Peek();
+  provider_->Publish("users", {{"10.0.1.1", 80, 1, 0}, {"10.0.1.2", 80, 1, 0}});
+  EXPECT_EQ(a->Peek(), parted) << "an equal set is not stored";
+}
+
+// Whatever the parts (sorted each, interleaving or not, ports 0 and explicit, weights and
+// priorities, IPv6), the set stored is the one the merged list gives, with the same summary.
+TEST_F(DirectoryTest, PartsGiveTheSetOfTheirMergedList) {
+  const std::vector<std::string> hosts = {"10.0.0.1", "10.0.0.2", "10.0.0.10", "10.0.1.1",
+                                          "10.0.2.1", "::1",      "fe80::2",   "fe80::3"};
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  uint32_t seed = 4321;
+  auto next = [&seed](uint32_t n) {
+    seed = seed * 1103515245 + 12345;
+    return (seed >> 16) % n;
+  };
+  std::vector<DiscoveredNodesConstSharedPtr> pool;  // earlier parts, offered again
+  for (int round = 0; round < 400; ++round) {
+    std::vector<DiscoveredNodesConstSharedPtr> parts;
+    const uint32_t count = next(5);
+    for (uint32_t p = 0; p < count; ++p) {
+      if (!pool.empty() && next(2) == 0) {
+        parts.push_back(pool[next(static_cast<uint32_t>(pool.size()))]);
+        continue;
+      }
+      DiscoveredNodes list;
+      const uint32_t size = next(4);
+      for (uint32_t i = 0; i < size; ++i) {
+        list.push_back({hosts[next(static_cast<uint32_t>(hosts.size()))],
+                        static_cast<int>(next(3)) * 40, 1 + static_cast<int>(next(2)),
+                        static_cast<int>(next(2))});
+      }
+      std::sort(list.begin(), list.end(), NodeKeyLess);
+      auto shared = std::make_shared<const DiscoveredNodes>(std::move(list));
+      pool.push_back(shared);
+      parts.push_back(std::move(shared));
+    }
+    if (pool.size() > 12) pool.erase(pool.begin());
+    provider_->PublishParts("users", parts);
+    upstream::NodeSet want;
+    for (const DiscoveredNode& n : MergeParts(parts)) {
+      upstream::Node node;
+      ASSERT_TRUE(ParseIpLiteral(n.host, static_cast<uint16_t>(n.port == 0 ? 80 : n.port), &node));
+      FinishNode(n, &node);
+      want.nodes.push_back(node);
+    }
+    const upstream::NodeSetConstSharedPtr got = slot->Load();
+    ASSERT_TRUE(upstream::SameNodes(*got, want)) << "round " << round;
+    if (got->nodes.empty()) continue;  // the slot's empty set
+    const upstream::NodeSummary summary = upstream::SummarizeNodes(got->nodes);
+    EXPECT_TRUE(got->summary.summarized) << "round " << round;
+    EXPECT_EQ(got->summary.uniform, summary.uniform) << "round " << round;
+    EXPECT_EQ(got->summary.weight, summary.weight) << "round " << round;
+    EXPECT_EQ(got->summary.sorted, summary.sorted) << "round " << round;
+    for (size_t i = 0; i < want.nodes.size(); ++i) {
+      EXPECT_EQ(got->nodes[i].ip_text, want.nodes[i].ip_text) << "round " << round;
+      EXPECT_EQ(got->nodes[i].host_header, want.nodes[i].host_header) << "round " << round;
+    }
+  }
+  EXPECT_GT(dir_->stats().parts_merged, 0u) << "some rounds interleaved";
+  EXPECT_GT(dir_->stats().stored, dir_->stats().parts_merged) << "others stayed in parts";
 }
 
 }  // namespace

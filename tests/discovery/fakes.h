@@ -91,6 +91,9 @@ class FakeProvider final : public DiscoveryProvider {
   void Publish(const std::string& name, DiscoveredNodes nodes) {
     sink_->Publish(ServiceRef{name, {}}, std::make_shared<const DiscoveredNodes>(std::move(nodes)));
   }
+  void PublishParts(const std::string& name, std::vector<DiscoveredNodesConstSharedPtr> parts) {
+    sink_->PublishParts(ServiceRef{name, {}}, std::move(parts));
+  }
 
   DiscoverySink* sink_ = nullptr;
   uv_loop_t* loop = nullptr;  // the environment's loop, as Start() got it

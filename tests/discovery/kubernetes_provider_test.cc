@@ -36,6 +36,13 @@ class RecordingSink final : public DiscoverySink {
   void Publish(const ServiceRef& service, DiscoveredNodesConstSharedPtr nodes) override {
     published.emplace_back(service.service_name, nodes != nullptr ? *nodes : DiscoveredNodes{});
   }
+  // Records the parts, then publishes them merged (the sink's default).
+  void PublishParts(const ServiceRef& service,
+                    std::vector<DiscoveredNodesConstSharedPtr> parts) override {
+    last_parts[service.service_name] = parts;
+    DiscoverySink::PublishParts(service, std::move(parts));
+  }
+  std::map<std::string, std::vector<DiscoveredNodesConstSharedPtr>> last_parts;
   // The last list published for `name`; nullopt when none was.
   std::optional<DiscoveredNodes> Last(const std::string& name) const {
     for (auto it = published.rbegin(); it != published.rend(); ++it) {
@@ -450,6 +457,38 @@ TEST_F(KubernetesProviderTest, ManySlicesMergeIntoOneSortedList) {
     return a.host != b.host ? a.host < b.host : a.port < b.port;
   });
   ASSERT_TRUE(WaitFor("default/web:http", want)) << Describe(sink_.Last("default/web:http"));
+}
+
+// The provider publishes one part per slice, and a slice the event did not change as the same
+// list (pointer): the Directory then makes only the changed slice's nodes.
+TEST_F(KubernetesProviderTest, UnchangedSlicesArePublishedAsTheSameParts) {
+  for (int s = 0; s < 3; ++s) {
+    api_.Apply(Kind::kEndpointSlices,
+               FakeKubeApiServer::EndpointSlice(
+                   "default", "web-" + std::to_string(s), "web",
+                   {{"10.0." + std::to_string(s) + ".2"}, {"10.0." + std::to_string(s) + ".1"}},
+                   {{"http", 8000}}));
+  }
+  KubernetesClusterConfig c = Cluster(api_);
+  c.watch_endpoint_slices = true;
+  ASSERT_NO_FATAL_FAILURE(StartProvider(c));
+  ASSERT_NO_FATAL_FAILURE(WatchReady("default/web:http"));
+  const std::vector<DiscoveredNodesConstSharedPtr> before = sink_.last_parts["default/web:http"];
+  ASSERT_EQ(before.size(), 3u);
+  for (const auto& part : before) {
+    ASSERT_EQ(part->size(), 2u);
+    EXPECT_LT((*part)[0].host, (*part)[1].host) << "each part sorted";
+  }
+  api_.Apply(Kind::kEndpointSlices,
+             FakeKubeApiServer::EndpointSlice("default", "web-1", "web", {{"10.0.1.9"}},
+                                              {{"http", 8000}}));
+  ASSERT_TRUE(RunUntil([&] { return sink_.last_parts["default/web:http"] != before; }));
+  const std::vector<DiscoveredNodesConstSharedPtr>& after = sink_.last_parts["default/web:http"];
+  ASSERT_EQ(after.size(), 3u);
+  int same = 0;
+  for (const auto& part : after) same += std::count(before.begin(), before.end(), part);
+  EXPECT_EQ(same, 2) << "the two slices the event left alone";
+  EXPECT_EQ(sink_.Last("default/web:http")->size(), 5u);
 }
 
 TEST_F(KubernetesProviderTest, SeveralClustersByIdInTheServiceName) {

@@ -190,7 +190,7 @@ TEST_F(NodeSetsTest, NodeSetSwapRebuildsNoRouteAndOnlyItsPicker) {
   // A provider (or the resolver) publishes a new set for `a` straight into its slot.
   auto next = std::make_shared<upstream::NodeSet>(*a.nodes->Load());
   next->nodes.push_back(next->nodes[0]);
-  next->nodes[1].port = 9;
+  next->nodes.Mutable(1).port = 9;
   upstream::NodeSetConstSharedPtr replaced = a.nodes->Store(next);
   EXPECT_EQ(replaced, pinned_a);
 

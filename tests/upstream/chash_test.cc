@@ -205,7 +205,9 @@ TEST(ChashTest, OnlyAboutOneNthOfTheKeysMoveWhenANodeComesOrGoes) {
   // Removing node 3 (the set's order shifts, so indexes map by address): only its keys move.
   auto full = Set(std::vector<int>(10, 1));
   auto less = std::make_shared<NodeSet>(*full);
-  less->nodes.erase(less->nodes.begin() + 3);
+  std::vector<Node> kept(full->nodes.begin(), full->nodes.end());
+  kept.erase(kept.begin() + 3);
+  less->nodes = NodeList(std::move(kept));
   ChashPicker without;
   without.Build(less);
   int from_removed = 0;

@@ -3,9 +3,12 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace turnpike::upstream {
 namespace {
@@ -25,6 +28,86 @@ Node V4(const char* ip, uint16_t port, int weight = 1, int priority = 0) {
   return n;
 }
 
+std::shared_ptr<NodeBlock> Block(std::initializer_list<Node> nodes) {
+  auto block = std::make_shared<NodeBlock>();
+  block->nodes = nodes;
+  return block;
+}
+
+TEST(NodeListTest, AppendedBlocksAreSharedNotCopied) {
+  NodeBlockConstSharedPtr a = Block({V4("10.0.0.1", 80), V4("10.0.0.2", 80), V4("10.0.0.3", 80)});
+  NodeBlockConstSharedPtr b = Block({V4("10.0.1.1", 80)});
+  NodeList first;
+  first.Append(a);
+  first.Append(b);
+  NodeList second;
+  second.Append(a, 1, 3);
+  second.Append(b);
+  second.Append(a, 0, 1);  // a block met again is kept once
+  ASSERT_EQ(first.size(), 4u);
+  ASSERT_EQ(second.size(), 4u);
+  EXPECT_EQ(&second[0], &first[1]) << "the same node, not a copy";
+  EXPECT_EQ(&second[2], &first[3]);
+  EXPECT_EQ(second[3].host, "10.0.0.1");
+  EXPECT_EQ(second.blocks(), (std::vector<NodeBlockConstSharedPtr>{a, b}));
+  EXPECT_EQ(a.use_count(), 3) << "each list keeps the block alive";
+  second.Append(b, 1, 1);  // an empty range: nothing, not even the block
+  EXPECT_EQ(second.size(), 4u);
+  // Iteration and algorithms see nodes.
+  std::vector<std::string> hosts;
+  for (const Node& n : first) hosts.push_back(n.host.str());
+  EXPECT_EQ(hosts, (std::vector<std::string>{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.1.1"}));
+  EXPECT_EQ(
+      std::find_if(first.begin(), first.end(), [](const Node& n) { return n.host == "10.0.0.3"; }) -
+          first.begin(),
+      2);
+  // The blocks outlive the lists' makers.
+  const Node* kept = &first[0];
+  a.reset();
+  b.reset();
+  EXPECT_EQ(kept->host, "10.0.0.1");
+}
+
+TEST(NodeListTest, PushedAndEditedNodesAreTheListsOwn) {
+  NodeBlockConstSharedPtr block = Block({V4("10.0.0.1", 80), V4("10.0.0.2", 80)});
+  NodeList list;
+  list.Append(block);
+  list.push_back(list[0]);  // a copy of one of its own nodes
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_NE(&list[2], &list[0]);
+  EXPECT_EQ(list[2].host, "10.0.0.1");
+  NodeList copy = list;
+  copy.push_back(V4("10.0.0.9", 80));
+  EXPECT_EQ(list.size(), 3u) << "a copy pushes into storage of its own";
+  EXPECT_EQ(&copy[2], &list[2]) << "and shares what was pushed before";
+  // Editing a shared node edits a copy: the block and the other lists keep theirs.
+  copy.Mutable(0).weight = 7;
+  EXPECT_EQ(copy[0].weight, 7);
+  EXPECT_EQ(list[0].weight, 1);
+  EXPECT_EQ(block->nodes[0].weight, 1);
+  for (int i = 0; i < 100; ++i) copy.push_back(V4("10.0.1.1", 80));  // nodes never move
+  EXPECT_EQ(copy[0].weight, 7);
+  EXPECT_EQ(copy[3].host, "10.0.0.9");
+}
+
+TEST(NodeListTest, TakeSoleBlockOnlyWhenNobodyElseHoldsIt) {
+  NodeList list(std::vector<Node>{V4("10.0.0.1", 80), V4("10.0.0.2", 80)});
+  NodeList copy = list;
+  EXPECT_TRUE(list.TakeSoleBlock().empty()) << "the copy holds the block too";
+  EXPECT_EQ(list.size(), 2u);
+  copy = NodeList();
+  std::vector<Node> nodes = list.TakeSoleBlock();
+  EXPECT_EQ(nodes.size(), 2u);
+  EXPECT_TRUE(list.empty());
+  NodeList pushed;
+  pushed.push_back(V4("10.0.0.1", 80));
+  EXPECT_TRUE(pushed.TakeSoleBlock().empty()) << "not a block";
+  NodeList part;
+  part.Append(Block({V4("10.0.0.1", 80), V4("10.0.0.2", 80)}), 0, 1);
+  EXPECT_TRUE(part.TakeSoleBlock().empty()) << "not all of the block";
+  EXPECT_TRUE(NodeList(std::vector<Node>{}).empty());
+}
+
 TEST(NodeSetTest, SameNodesComparesEveryField) {
   NodeSet a{{V4("10.0.0.1", 80), V4("10.0.0.2", 81, 3, 1)}};
   NodeSet b = a;
@@ -32,22 +115,22 @@ TEST(NodeSetTest, SameNodesComparesEveryField) {
   EXPECT_TRUE(SameNodes(NodeSet{}, NodeSet{}));
 
   NodeSet c = a;
-  c.nodes[1].host = "other";
+  c.nodes.Mutable(1).host = "other";
   EXPECT_FALSE(SameNodes(a, c));
   c = a;
-  c.nodes[1].port = 82;
+  c.nodes.Mutable(1).port = 82;
   EXPECT_FALSE(SameNodes(a, c));
   c = a;
-  c.nodes[1].weight = 4;
+  c.nodes.Mutable(1).weight = 4;
   EXPECT_FALSE(SameNodes(a, c));
   c = a;
-  c.nodes[1].priority = 0;
+  c.nodes.Mutable(1).priority = 0;
   EXPECT_FALSE(SameNodes(a, c));
   c = a;
-  reinterpret_cast<sockaddr_in*>(&c.nodes[1].addr)->sin_addr.s_addr ^= 1;  // re-resolved
+  reinterpret_cast<sockaddr_in*>(&c.nodes.Mutable(1).addr)->sin_addr.s_addr ^= 1;  // re-resolved
   EXPECT_FALSE(SameNodes(a, c));
   c = a;
-  c.nodes[1].addr_len = sizeof(sockaddr_in6);
+  c.nodes.Mutable(1).addr_len = sizeof(sockaddr_in6);
   EXPECT_FALSE(SameNodes(a, c));
 }
 
@@ -63,7 +146,7 @@ TEST(NodeSetTest, OrderAndSizeMatter) {
 TEST(NodeSetTest, BytesPastAddrLenAreIgnored) {
   NodeSet a{{V4("10.0.0.1", 80)}};
   NodeSet b = a;
-  reinterpret_cast<char*>(&b.nodes[0].addr)[sizeof(sockaddr_in) + 4] = 42;
+  reinterpret_cast<char*>(&b.nodes.Mutable(0).addr)[sizeof(sockaddr_in) + 4] = 42;
   EXPECT_TRUE(SameNodes(a, b));
 }
 

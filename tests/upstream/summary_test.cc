@@ -22,8 +22,8 @@ NodeSetConstSharedPtr Summarized(const std::vector<int>& weights,
 }
 
 TEST(NodeSummaryTest, OnePriorityAndOneWeight) {
-  EXPECT_TRUE(SummarizeNodes({}).summarized);
-  EXPECT_FALSE(SummarizeNodes({}).uniform) << "nothing to pick from: the pickers' own case";
+  EXPECT_TRUE(SummarizeNodes(NodeList{}).summarized);
+  EXPECT_FALSE(SummarizeNodes(NodeList{}).uniform) << "nothing to pick from: the pickers' own case";
   const NodeSetConstSharedPtr same = testing::Set({3, 3, 3}, {2, 2, 2});
   NodeSummary s = SummarizeNodes(same->nodes);
   EXPECT_TRUE(s.summarized);
@@ -35,14 +35,14 @@ TEST(NodeSummaryTest, OnePriorityAndOneWeight) {
   EXPECT_FALSE(SummarizeNodes(testing::Set({3, 4}, {2, 2})->nodes).uniform);
   EXPECT_FALSE(SummarizeNodes(testing::Set({3, 3}, {2, 1})->nodes).uniform);
   // Sorted: ascending by host text, then port; equal neighbours allowed.
-  EXPECT_TRUE(SummarizeNodes({}).sorted);
+  EXPECT_TRUE(SummarizeNodes(NodeList{}).sorted);
   EXPECT_TRUE(SummarizeNodes(testing::Set({1, 1, 1})->nodes).sorted);  // 10.0.0.0, .1, .2
-  std::vector<Node> nodes = testing::Set({1, 1, 1, 1})->nodes;  // 10.0.0.0 ... .3, port 80
-  nodes[0].port = 90;  // the host decides first: 10.0.0.0:90 before 10.0.0.1:80
+  NodeList nodes = testing::Set({1, 1, 1, 1})->nodes;                  // 10.0.0.0 ... .3, port 80
+  nodes.Mutable(0).port = 90;  // the host decides first: 10.0.0.0:90 before 10.0.0.1:80
   EXPECT_TRUE(SummarizeNodes(nodes).sorted);
-  nodes[2].host = nodes[1].host;  // 10.0.0.1:80 twice
+  nodes.Mutable(2).host = nodes[1].host;  // 10.0.0.1:80 twice
   EXPECT_TRUE(SummarizeNodes(nodes).sorted);
-  nodes[1].port = 81;  // 10.0.0.1:81, then 10.0.0.1:80
+  nodes.Mutable(1).port = 81;  // 10.0.0.1:81, then 10.0.0.1:80
   EXPECT_FALSE(SummarizeNodes(nodes).sorted);
   // Byte order, not numeric: 10.0.0.10 comes before 10.0.0.2.
   EXPECT_FALSE(SummarizeNodes(testing::Set(std::vector<int>(11, 1))->nodes).sorted);

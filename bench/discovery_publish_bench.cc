@@ -6,6 +6,8 @@
 //
 // BM_PublishChanged/N: N IPv4 nodes, each answer swapping 1/40 of them (one EndpointSlice of
 // 250 at 10k) for others, in turn. BM_PublishSame/N: the same list again (dropped as equal).
+// BM_PublishPartsChanged/N and BM_PublishPartsSame/N: the same answers in 40 parts
+// (DiscoverySink::PublishParts, as the kubernetes provider sends them): one part new per change.
 //
 // Before the Directory, the kubernetes provider parses each watch event and reads its nodes:
 // BM_SliceEventSimdjson/N parses an EndpointSlice event of N endpoints (with the fields a real
@@ -18,6 +20,7 @@
 #include <benchmark/benchmark.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -26,6 +29,7 @@
 #include "discovery/directory.h"
 #include "discovery/kubernetes_provider.h"
 #include "discovery/nacos_api.h"
+#include "discovery/parts.h"
 
 namespace turnpike::discovery {
 namespace {
@@ -52,19 +56,10 @@ std::string Ip(int i) {
   return "127.66." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
 }
 
-void Publish(benchmark::State& state, bool change) {
-  const int n = static_cast<int>(state.range(0));
-  const int block = std::max(1, n / 40);
-  // Answers: a window of n addresses out of n + block, sliding by one block.
-  std::vector<DiscoveredNodesConstSharedPtr> answers;
-  for (int a = 0; a < 41; ++a) {
-    auto nodes = std::make_shared<DiscoveredNodes>();
-    for (int i = 0; i < n + block; ++i) {
-      bool out = i / block == a % 41;  // one block left out, a different one each time
-      if (!out && static_cast<int>(nodes->size()) < n) nodes->push_back({Ip(i), 18080, 1, 0});
-    }
-    answers.push_back(std::move(nodes));
-  }
+// Runs a Directory watching one service of a provider; send(sink, service, k) publishes the
+// k-th answer (k advances each iteration when `change`, stays 0 otherwise).
+template <typename Send>
+void RunDirectory(benchmark::State& state, bool change, size_t answers, Send send) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   NoResolver resolver;
@@ -80,17 +75,70 @@ void Publish(benchmark::State& state, bool change) {
     auto slot = std::make_shared<upstream::NodeSetSlot>();
     directory.Apply({Binding{"routes/churn", source, slot}});
     size_t k = 0;
-    p->sink->Publish(source->service, answers[0]);
+    send(p->sink, source->service, k);
+    const Directory::Stats before = directory.stats();
     for (auto _ : state) {
-      if (change) k = (k + 1) % answers.size();
-      p->sink->Publish(source->service, answers[k]);
+      if (change) k = (k + 1) % answers;
+      send(p->sink, source->service, k);
       directory.ReleaseRetired();  // the tick's work, each time
     }
-    state.counters["stored"] = static_cast<double>(directory.stats().stored);
+    const Directory::Stats& after = directory.stats();
+    state.counters["stored"] = static_cast<double>(after.stored - before.stored);
+    state.counters["nodes_made"] = benchmark::Counter(
+        static_cast<double>(after.part_nodes_built - before.part_nodes_built),
+        benchmark::Counter::kAvgIterations);
     directory.Stop();
     uv_run(&loop, UV_RUN_NOWAIT);
   }
   uv_loop_close(&loop);
+}
+
+void Publish(benchmark::State& state, bool change) {
+  const int n = static_cast<int>(state.range(0));
+  const int block = std::max(1, n / 40);
+  // Answers: a window of n addresses out of n + block, sliding by one block.
+  std::vector<DiscoveredNodesConstSharedPtr> answers;
+  for (int a = 0; a < 41; ++a) {
+    auto nodes = std::make_shared<DiscoveredNodes>();
+    for (int i = 0; i < n + block; ++i) {
+      bool out = i / block == a % 41;  // one block left out, a different one each time
+      if (!out && static_cast<int>(nodes->size()) < n) nodes->push_back({Ip(i), 18080, 1, 0});
+    }
+    answers.push_back(std::move(nodes));
+  }
+  RunDirectory(state, change, answers.size(),
+               [&answers](DiscoverySink* sink, const ServiceRef& service, size_t k) {
+                 sink->Publish(service, answers[k]);
+               });
+}
+
+// The same change as a provider that publishes parts sends it (kubernetes: one sorted list
+// per EndpointSlice, DiscoverySink::PublishParts): 40 parts of n / 40 nodes out of 41, one part
+// left out in turn, the others the same lists (pointers) as in the last answer.
+void PublishParts(benchmark::State& state, bool change) {
+  const int n = static_cast<int>(state.range(0));
+  const int size = std::max(1, n / 40);
+  std::vector<DiscoveredNodesConstSharedPtr> parts;
+  for (int b = 0; b < 41; ++b) {
+    auto part = std::make_shared<DiscoveredNodes>();
+    for (int j = 0; j < size; ++j) {
+      part->push_back({"10." + std::to_string(b) + "." + std::to_string(j / 250) + "." +
+                           std::to_string(j % 250 + 1),
+                       18080, 1, 0});
+    }
+    std::sort(part->begin(), part->end(), NodeKeyLess);
+    parts.push_back(std::move(part));
+  }
+  std::vector<std::vector<DiscoveredNodesConstSharedPtr>> answers(41);
+  for (int a = 0; a < 41; ++a) {
+    for (int b = 0; b < 41; ++b) {
+      if (b != a) answers[a].push_back(parts[b]);
+    }
+  }
+  RunDirectory(state, change, answers.size(),
+               [&answers](DiscoverySink* sink, const ServiceRef& service, size_t k) {
+                 sink->PublishParts(service, answers[k]);
+               });
 }
 
 std::string SliceEvent(int endpoints) {
@@ -195,6 +243,10 @@ void BM_PublishChanged(benchmark::State& state) { Publish(state, true); }
 void BM_PublishSame(benchmark::State& state) { Publish(state, false); }
 BENCHMARK(BM_PublishChanged)->Arg(100)->Arg(10000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PublishSame)->Arg(100)->Arg(10000)->Unit(benchmark::kMicrosecond);
+void BM_PublishPartsChanged(benchmark::State& state) { PublishParts(state, true); }
+void BM_PublishPartsSame(benchmark::State& state) { PublishParts(state, false); }
+BENCHMARK(BM_PublishPartsChanged)->Arg(100)->Arg(10000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PublishPartsSame)->Arg(100)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace turnpike::discovery

@@ -264,19 +264,79 @@ void Directory::OnPublishParts(const std::string& provider, const ServiceRef& re
   }
 }
 
+namespace {
+
+bool NodeLess(const upstream::Node* a, const upstream::Node* b) {
+  return upstream::NodeOrder(*a, *b) < 0;
+}
+
+// The nodes of `blocks` (each sorted by NodeOrder) merged into `out` (appended), a run at a time
+// as MergeParts does: blocks that do not interleave cost a search each and a copy of pointers.
+void MergeBlocks(const std::vector<const upstream::NodeBlock*>& blocks,
+                 std::vector<const upstream::Node*>* out) {
+  struct Run {
+    const upstream::Node* begin;
+    const upstream::Node* end;
+  };
+  std::vector<Run> runs;
+  for (const upstream::NodeBlock* b : blocks) {
+    if (!b->nodes.empty()) runs.push_back({b->nodes.data(), b->nodes.data() + b->nodes.size()});
+  }
+  auto later = [](const Run& a, const Run& b) {  // true: `a` goes after `b`
+    if (const int c = upstream::NodeOrder(*a.begin, *b.begin); c != 0) return c > 0;
+    return a.begin > b.begin;
+  };
+  std::sort(runs.begin(), runs.end(), later);
+  auto emit = [out](const upstream::Node* from, const upstream::Node* to) {
+    for (; from != to; ++from) out->push_back(from);
+  };
+  while (!runs.empty()) {
+    Run& r = runs.back();
+    if (runs.size() == 1) {
+      emit(r.begin, r.end);
+      break;
+    }
+    const upstream::Node& next = *runs[runs.size() - 2].begin;
+    const upstream::Node* stop = std::upper_bound(
+        r.begin, r.end, next, [](const upstream::Node& a, const upstream::Node& b) {
+          return upstream::NodeOrder(a, b) < 0;
+        });
+    base::CourtesyPoint(static_cast<uint32_t>(stop - r.begin));
+    emit(r.begin, stop);
+    r.begin = stop;
+    if (r.begin == r.end) {
+      runs.pop_back();
+      continue;
+    }
+    Run moved = r;
+    size_t k = runs.size() - 1;
+    while (k > 0 && later(moved, runs[k - 1])) {
+      runs[k] = runs[k - 1];
+      --k;
+    }
+    runs[k] = moved;
+  }
+}
+
+// Whether `p` points into `b` (one unsigned compare: pointers below the block wrap around).
+bool InBlock(const upstream::Node* p, const upstream::NodeBlock& b) {
+  return static_cast<size_t>(reinterpret_cast<uintptr_t>(p) -
+                             reinterpret_cast<uintptr_t>(b.nodes.data())) <
+         b.nodes.size() * sizeof(upstream::Node);
+}
+
+}  // namespace
+
 Directory::PartedConstSharedPtr Directory::MakeParted(
     const Parted* last, const std::vector<DiscoveredNodesConstSharedPtr>& parts) {
   auto parted = std::make_shared<Parted>();
   parted->parts.reserve(parts.size());
   bool uniform = true;
-  bool sorted = true;  // by upstream::NodeOrder (a port 0 is the default port there)
-  size_t k = 0;        // in last->parts, which is in the same order
+  size_t size = 0;
+  std::vector<const upstream::NodeBlock*> added;  // blocks made here
+  size_t added_nodes = 0;
+  size_t k = 0;  // in last->parts, which is in the same order
   for (const DiscoveredNodesConstSharedPtr& list : parts) {
-    // Parts must not overlap, so that their concatenation is their merge.
-    if (!parted->parts.empty() &&
-        CompareNodeKey(parted->parts.back().list->back(), list->front()) >= 0) {
-      return nullptr;
-    }
     Part part;
     part.list = list;
     if (last != nullptr) {
@@ -287,7 +347,6 @@ Directory::PartedConstSharedPtr Directory::MakeParted(
           (last->parts[k].list == list || *last->parts[k].list == *list)) {
         part.block = last->parts[k].block;  // an unchanged part: its nodes as they were made
         part.uniform = last->parts[k].uniform;
-        part.sorted = last->parts[k].sorted;
       }
     }
     if (part.block == nullptr) {
@@ -297,43 +356,105 @@ Directory::PartedConstSharedPtr Directory::MakeParted(
       for (size_t i = 0; i < list->size(); ++i) {
         base::CourtesyPoint();
         const DiscoveredNode& n = (*list)[i];
-        if (n.host.empty() || n.weight < 0 || n.port < 0 || n.port > 65535) return nullptr;
-        if (i > 0 && CompareNodeKey((*list)[i - 1], n) > 0) return nullptr;  // not sorted
+        // The list's path answers these (the schema's 503, a name's lookup). A port 0 is the
+        // scheme's default, which would order the node apart from its list's order.
+        if (n.host.empty() || n.weight < 0 || n.port <= 0 || n.port > 65535) return nullptr;
+        if (i > 0 && CompareNodeKey((*list)[i - 1], n) >= 0) return nullptr;  // not sorted
         upstream::Node& node = block->nodes[i];
-        if (!ParseIpLiteral(n.host, static_cast<uint16_t>(n.port == 0 ? kDefaultPort : n.port),
-                            &node)) {
-          return nullptr;  // a domain name
-        }
+        if (!ParseIpLiteral(n.host, static_cast<uint16_t>(n.port), &node)) return nullptr;
         FinishNode(n, &node);
         if (i > 0) {
           const upstream::Node& first = block->nodes.front();
           part.uniform =
               part.uniform && node.weight == first.weight && node.priority == first.priority;
-          // NodeOrder's too, which differs for a port 0 (the default) beside explicit ones.
-          part.sorted = part.sorted && upstream::NodeOrder(block->nodes[i - 1], node) <= 0;
         }
       }
       stats_.part_nodes_built += list->size();
+      added.push_back(block.get());
+      added_nodes += block->nodes.size();
       part.block = std::move(block);
     }
-    const std::vector<upstream::Node>& nodes = part.block->nodes;
+    const upstream::Node& first = part.block->nodes.front();
     if (parted->parts.empty()) {
-      parted->summary.weight = nodes.front().weight;
+      parted->summary.weight = first.weight;
     } else {
-      const upstream::Node& before = parted->parts.back().block->nodes.back();
-      uniform = uniform && nodes.front().weight == before.weight &&
-                nodes.front().priority == before.priority;
-      sorted = sorted && upstream::NodeOrder(before, nodes.front()) <= 0;
+      const upstream::Node& other = parted->parts.front().block->nodes.front();
+      uniform = uniform && first.weight == other.weight && first.priority == other.priority;
     }
     uniform = uniform && part.uniform;
-    sorted = sorted && part.sorted;
-    parted->size += nodes.size();
+    size += part.block->nodes.size();
     parted->parts.push_back(std::move(part));
   }
+
+  // The merged order. From the last answer's when few parts changed: its nodes of the parts
+  // gone dropped (a pass over pointers), the new parts' nodes inserted (a search each).
+  std::vector<const upstream::NodeBlock*> removed;
+  if (last != nullptr) {
+    size_t j = 0;  // both in order of first nodes
+    for (const Part& old : last->parts) {
+      while (j < parted->parts.size() &&
+             NodeKeyLess(parted->parts[j].list->front(), old.list->front())) {
+        ++j;
+      }
+      if (j == parted->parts.size() || parted->parts[j].block != old.block) {
+        removed.push_back(old.block.get());
+      }
+    }
+  }
+  std::vector<const upstream::Node*> order;
+  order.reserve(size);
+  if (last != nullptr && removed.size() + added.size() <= 8 && added_nodes * 4 <= size) {
+    // The last order without the removed parts' nodes: a pass over its pointers.
+    const std::vector<const upstream::Node*>& before = last->nodes.pointers();
+    std::vector<const upstream::Node*> kept(before.size());
+    size_t m = 0;
+    for (const upstream::Node* p : before) {
+      bool gone = false;
+      for (const upstream::NodeBlock* b : removed) gone = gone || InBlock(p, *b);
+      kept[m] = p;
+      m += gone ? 0 : 1;
+    }
+    kept.resize(m);
+    std::vector<const upstream::Node*> fresh;
+    fresh.reserve(added_nodes);
+    MergeBlocks(added, &fresh);
+    auto from = kept.begin();
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      const upstream::Node* p = fresh[i];
+      if (i > 0 && !NodeLess(fresh[i - 1], p)) return nullptr;  // the same host and port twice
+      // Galloping from the last place: the new nodes are sorted, and a part's nodes often go
+      // to one place (few nodes read), or else spread over the set (a short search each).
+      size_t step = 1;
+      auto lo = from;
+      while (static_cast<size_t>(kept.end() - lo) > step && !NodeLess(p, *(lo + (step - 1)))) {
+        lo += step;
+        step *= 2;
+      }
+      auto at = std::upper_bound(lo, lo + std::min<ptrdiff_t>(step, kept.end() - lo), p, NodeLess);
+      if (at != kept.begin() && !NodeLess(*(at - 1), p)) return nullptr;  // twice
+      order.insert(order.end(), from, at);
+      order.push_back(p);
+      from = at;
+    }
+    order.insert(order.end(), from, kept.end());
+  } else {
+    ++stats_.parts_full_merges;
+    std::vector<const upstream::NodeBlock*> all;
+    all.reserve(parted->parts.size());
+    for (const Part& part : parted->parts) all.push_back(part.block.get());
+    MergeBlocks(all, &order);
+    for (size_t i = 1; i < order.size(); ++i) {
+      if (!NodeLess(order[i - 1], order[i])) return nullptr;  // the same host and port twice
+    }
+  }
+  std::vector<upstream::NodeBlockConstSharedPtr> blocks;
+  blocks.reserve(parted->parts.size());
+  for (const Part& part : parted->parts) blocks.push_back(part.block);
+  parted->nodes = upstream::NodeList::Assemble(std::move(order), std::move(blocks));
   parted->summary.summarized = true;
-  parted->summary.uniform = parted->size != 0 && uniform;
+  parted->summary.uniform = size != 0 && uniform;
   if (!parted->summary.uniform) parted->summary.weight = 0;
-  parted->summary.sorted = sorted;
+  parted->summary.sorted = true;  // merged in NodeOrder
   return parted;
 }
 
@@ -348,16 +469,14 @@ void Directory::Compose(Entry* e) {
   ReleaseRetired();
   const Parted& parted = *e->parted;
   auto set = std::make_shared<upstream::NodeSet>();
-  set->nodes.reserve(parted.size);
-  for (const Part& part : parted.parts) set->nodes.Append(part.block);
+  set->nodes = parted.nodes;  // pointers: no node copied
   set->summary = parted.summary;
   e->built_at.clear();  // a list's next build copies nothing from these
   const upstream::NodeSetConstSharedPtr current = e->binding.slot->Load();
   bool same = false;
   if (current == e->built && e->built_parted) {
-    // Both made of whole blocks in order: the same blocks are the same nodes.
-    same = current->nodes.size() == set->nodes.size() &&
-           current->nodes.blocks() == set->nodes.blocks();
+    // Both made of parts: the same pointers are the same nodes.
+    same = current->nodes.pointers() == set->nodes.pointers();
   } else {
     same = upstream::SameNodes(*current, *set);
   }

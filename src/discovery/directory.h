@@ -77,10 +77,12 @@ class Directory {
     uint64_t lookups = 0;    // DNS lookups started
     uint64_t invalid = 0;    // provider answers with a node failing the schema: no nodes
     // Answers in parts (DiscoverySink::PublishParts): the nodes built for their new parts (a
-    // part equal to one of the last answer's reuses its nodes), and the answers that could not
-    // stay in parts (parts that interleave, a domain name, a node failing the schema) and were
-    // merged into one list.
+    // part equal to one of the last answer's reuses its nodes); the answers whose order was
+    // merged from every part, not updated from the last one's (a first answer, many parts
+    // changed); and those that could not stay in parts (a domain name, a node failing the
+    // schema, a port 0, one host and port twice) and took the path of one merged list.
     uint64_t part_nodes_built = 0;
+    uint64_t parts_full_merges = 0;
     uint64_t parts_merged = 0;
   };
 
@@ -127,12 +129,14 @@ class Directory {
     bool uniform = true;  // every node of the block has the first's weight and priority
     bool sorted = true;   // the block's nodes ascend by upstream::NodeOrder
   };
-  // An answer in parts that stays in parts: its non-empty parts in (host, port) order, not
-  // overlapping, each node an IP literal that passes the schema.
+  // An answer in parts that stays in parts: its non-empty parts (in order of their first
+  // nodes), each node an IP literal with a port that passes the schema, no two nodes of the
+  // same host and port; and the parts' nodes merged in (host, port) order, as pointers into
+  // their blocks.
   struct Parted {
     std::vector<Part> parts;
-    size_t size = 0;                // nodes
-    upstream::NodeSummary summary;  // of the parts' nodes in order
+    upstream::NodeList nodes;
+    upstream::NodeSummary summary;  // of `nodes`
   };
   using PartedConstSharedPtr = std::shared_ptr<const Parted>;
   struct Service {
@@ -179,13 +183,15 @@ class Directory {
   void OnPublishParts(const std::string& provider, const ServiceRef& service,
                       std::vector<DiscoveredNodesConstSharedPtr> parts);
   // The answer `parts` (non-empty, in order of their first nodes) as a Parted, reusing the
-  // blocks of `last`'s equal parts; null when it cannot stay in parts (see Stats).
+  // blocks of `last`'s equal parts and, when few parts changed, its merged order (the
+  // removed parts' nodes dropped, the new ones inserted); null when it cannot stay in parts
+  // (see Stats).
   PartedConstSharedPtr MakeParted(const Parted* last,
                                   const std::vector<DiscoveredNodesConstSharedPtr>& parts);
   void SetNodes(Entry* entry, DiscoveredNodesConstSharedPtr nodes);
   void SetParted(Entry* entry, PartedConstSharedPtr parted);
-  // The entry's set made of entry->parted's blocks (a pointer per node, no node copied), stored
-  // when it differs from the slot's.
+  // The entry's set: entry->parted's nodes (a pointer per node, no node copied), stored when
+  // it differs from the slot's.
   void Compose(Entry* entry);
   // Replaces the entry's referenced domain names with `names` (dropping those nobody else
   // references).

@@ -68,6 +68,14 @@ void NodeList::Append(const NodeBlockConstSharedPtr& block, size_t from, size_t 
   for (size_t i = from; i < to; ++i) at_.push_back(first + i);
 }
 
+NodeList NodeList::Assemble(std::vector<const Node*> at,
+                            std::vector<NodeBlockConstSharedPtr> blocks) {
+  NodeList list;
+  list.at_ = std::move(at);
+  list.blocks_ = std::move(blocks);
+  return list;
+}
+
 std::vector<Node> NodeList::TakeSoleBlock() {
   if (!pushed_.empty() || blocks_.size() != 1 || blocks_.front().use_count() != 1 ||
       at_.size() != blocks_.front()->nodes.size()) {

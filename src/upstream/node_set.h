@@ -7,10 +7,11 @@
 // A Node is made to be cheap to copy and to free: a producer that gets a whole new list
 // (discovery::Directory, for providers that publish one list) builds a set of 10k nodes, mostly
 // copies of the previous set's nodes, and frees the replaced one. Producers that get their
-// nodes in parts share them instead (NodeList, NodeBlock): sets point into blocks of nodes. Its texts are inline (NodeText: no heap for IP literals, IPv4 or IPv6,
-// with their ports) and its address is a sockaddr_in6-sized union, not a sockaddr_storage:
-// 192 bytes a node instead of ~240, no allocation. The worker reads the texts and the address in
-// place, per request (no pointer to follow).
+// nodes in parts share them instead (NodeList, NodeBlock): sets point into blocks of nodes. Its
+// texts are inline (NodeText: no heap for IP literals, IPv4 or IPv6, with their ports) and its
+// address is a sockaddr_in6-sized union, not a sockaddr_storage: 192 bytes a node instead of ~240,
+// no allocation. The worker reads the texts and the address in place, per request (no pointer to
+// follow).
 #pragma once
 
 #include <netinet/in.h>
@@ -295,6 +296,12 @@ class NodeList {
   // from) pointers and O(1) for the block when it is the last one appended.
   void Append(const NodeBlockConstSharedPtr& block, size_t from, size_t to);
   void Append(const NodeBlockConstSharedPtr& block) { Append(block, 0, block->nodes.size()); }
+  // A list of `at`, pointers into `blocks` (the caller's promise: every pointer is to a node
+  // of one of them), in that order.
+  static NodeList Assemble(std::vector<const Node*> at,
+                           std::vector<NodeBlockConstSharedPtr> blocks);
+  // The pointers, in order (a producer building the next list from this one).
+  const std::vector<const Node*>& pointers() const { return at_; }
   // The vector of the list's only block when the list is exactly that block and nobody else
   // holds it (a producer reusing a released set's memory); empty otherwise. Leaves the list
   // empty when it returns the vector.

@@ -458,20 +458,31 @@ TEST_F(DirectoryTest, EqualPartsAreDroppedByPointerOrByValue) {
 TEST_F(DirectoryTest, PartsThatCannotStayInPartsAreMergedIntoOneList) {
   auto slot = std::make_shared<upstream::NodeSetSlot>();
   dir_->Apply({Discovered(slot, "fake", "users")});
-  // Parts that interleave: merged, in order.
+  // Parts that interleave (pod addresses across EndpointSlices do) stay in parts, merged.
   auto odd = std::make_shared<DiscoveredNodes>(
       DiscoveredNodes{{"10.0.0.1", 80, 1, 0}, {"10.0.0.3", 80, 1, 0}});
   auto even = std::make_shared<DiscoveredNodes>(DiscoveredNodes{{"10.0.0.2", 80, 1, 0}});
   provider_->PublishParts("users", {odd, even});
-  EXPECT_EQ(dir_->stats().parts_merged, 1u);
+  EXPECT_EQ(dir_->stats().parts_merged, 0u);
   upstream::NodeSetConstSharedPtr set = slot->Load();
   ASSERT_EQ(set->nodes.size(), 3u);
   EXPECT_EQ(Ip(set->nodes[1]), "10.0.0.2");
   EXPECT_TRUE(set->summary.sorted);
+  // One host and port in two parts: as one list, both nodes kept (as the merged list has them).
+  auto twice = std::make_shared<DiscoveredNodes>(DiscoveredNodes{{"10.0.0.3", 80, 2, 0}});
+  provider_->PublishParts("users", {odd, twice});
+  EXPECT_EQ(dir_->stats().parts_merged, 1u);
+  EXPECT_EQ(slot->Load()->nodes.size(), 3u);
+  // A port 0 (the scheme's default): as one list.
+  auto bare = std::make_shared<DiscoveredNodes>(DiscoveredNodes{{"10.0.7.1", 0, 1, 0}});
+  provider_->PublishParts("users", {odd, bare});
+  EXPECT_EQ(dir_->stats().parts_merged, 2u);
+  ASSERT_EQ(slot->Load()->nodes.size(), 3u);
+  EXPECT_EQ(slot->Load()->nodes[2].port, 80);
   // A domain name: merged, then resolved.
   auto named = std::make_shared<DiscoveredNodes>(DiscoveredNodes{{"svc.test", 81, 1, 0}});
   provider_->PublishParts("users", {Part("10.0.1.", 1, 2), named});
-  EXPECT_EQ(dir_->stats().parts_merged, 2u);
+  EXPECT_EQ(dir_->stats().parts_merged, 3u);
   EXPECT_EQ(slot->Load()->nodes.size(), 2u) << "the IP literals at once";
   ASSERT_EQ(resolver_.Answer("svc.test", "10.0.9.9"), 1);
   set = slot->Load();
@@ -486,7 +497,7 @@ TEST_F(DirectoryTest, PartsThatCannotStayInPartsAreMergedIntoOneList) {
   // Back to parts that stay in parts.
   provider_->PublishParts("users", {Part("10.0.1.", 1, 2)});
   EXPECT_EQ(slot->Load()->nodes.size(), 2u);
-  EXPECT_EQ(dir_->stats().parts_merged, 3u);
+  EXPECT_EQ(dir_->stats().parts_merged, 4u);
 }
 
 TEST_F(DirectoryTest, ListsAndPartsTakeTurns) {
@@ -510,6 +521,70 @@ TEST_F(DirectoryTest, ListsAndPartsTakeTurns) {
   const upstream::NodeSet* parted = a->Peek();
   provider_->Publish("users", {{"10.0.1.1", 80, 1, 0}, {"10.0.1.2", 80, 1, 0}});
   EXPECT_EQ(a->Peek(), parted) << "an equal set is not stored";
+}
+
+// Slices of pod addresses interleave and change a few at a time: each answer's order is the
+// last one's with the changed parts' nodes dropped and inserted, and is the sorted union of the
+// parts, as a merge of every part gives it.
+TEST_F(DirectoryTest, FewChangedPartsUpdateTheLastOrder) {
+  auto slot = std::make_shared<upstream::NodeSetSlot>();
+  dir_->Apply({Discovered(slot, "fake", "users")});
+  uint32_t seed = 99;
+  auto next = [&seed](uint32_t n) {
+    seed = seed * 1103515245 + 12345;
+    return (seed >> 16) % n;
+  };
+  uint32_t serial = 0;  // every address made is new: no host and port twice
+  auto part = [&](uint32_t size) {
+    std::vector<std::string> ips;
+    for (uint32_t i = 0; i < size; ++i, ++serial) {
+      ips.push_back("10." + std::to_string(next(4)) + "." + std::to_string(serial / 250) + "." +
+                    std::to_string(serial % 250));
+    }
+    auto list = std::make_shared<DiscoveredNodes>();
+    for (const std::string& ip : ips) list->push_back({ip, 8080, 1, 0});
+    std::sort(list->begin(), list->end(), NodeKeyLess);
+    return DiscoveredNodesConstSharedPtr(std::move(list));
+  };
+  std::vector<DiscoveredNodesConstSharedPtr> parts;
+  for (int i = 0; i < 30; ++i) parts.push_back(part(20));
+  provider_->PublishParts("users", parts);
+  EXPECT_EQ(dir_->stats().parts_full_merges, 1u);
+  for (int round = 0; round < 200; ++round) {
+    const uint64_t built = dir_->stats().part_nodes_built;
+    const std::vector<DiscoveredNodesConstSharedPtr> before = parts;
+    const uint32_t what = next(3);
+    if (what == 0 && parts.size() > 20) {
+      parts.erase(parts.begin() + next(static_cast<uint32_t>(parts.size())));
+    } else if (what == 1 && parts.size() < 40) {
+      parts.push_back(part(1 + next(20)));
+    } else {
+      for (uint32_t n = 1 + next(3); n > 0; --n) {
+        parts[next(static_cast<uint32_t>(parts.size()))] = part(1 + next(20));
+      }
+    }
+    size_t changed = 0;  // the nodes of the parts that are new
+    for (const auto& p : parts) {
+      if (std::find(before.begin(), before.end(), p) == before.end()) changed += p->size();
+    }
+    provider_->PublishParts("users", parts);
+    const upstream::NodeSetConstSharedPtr got = slot->Load();
+    DiscoveredNodes all;
+    for (const auto& p : parts) all.insert(all.end(), p->begin(), p->end());
+    std::sort(all.begin(), all.end(), NodeKeyLess);
+    ASSERT_EQ(got->nodes.size(), all.size()) << "round " << round;
+    for (size_t i = 0; i < all.size(); ++i) {
+      ASSERT_EQ(got->nodes[i].host, all[i].host) << "round " << round << " node " << i;
+    }
+    EXPECT_TRUE(got->summary.sorted);
+    EXPECT_TRUE(std::is_sorted(got->nodes.begin(), got->nodes.end(),
+                               [](const upstream::Node& a, const upstream::Node& b) {
+                                 return upstream::NodeOrder(a, b) < 0;
+                               }));
+    EXPECT_EQ(dir_->stats().part_nodes_built - built, changed) << "round " << round;
+  }
+  EXPECT_EQ(dir_->stats().parts_full_merges, 1u) << "every later order updated from the last";
+  EXPECT_EQ(dir_->stats().parts_merged, 0u);
 }
 
 // Whatever the parts (sorted each, interleaving or not, ports 0 and explicit, weights and

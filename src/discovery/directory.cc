@@ -270,52 +270,21 @@ bool NodeLess(const upstream::Node* a, const upstream::Node* b) {
   return upstream::NodeOrder(*a, *b) < 0;
 }
 
-// The nodes of `blocks` (each sorted by NodeOrder) merged into `out` (appended), a run at a time
-// as MergeParts does: blocks that do not interleave cost a search each and a copy of pointers.
+// The nodes of `blocks` (each sorted by NodeOrder) merged into `out` (appended) as pointers.
 void MergeBlocks(const std::vector<const upstream::NodeBlock*>& blocks,
                  std::vector<const upstream::Node*>* out) {
-  struct Run {
-    const upstream::Node* begin;
-    const upstream::Node* end;
-  };
-  std::vector<Run> runs;
+  std::vector<SortedRun<upstream::Node>> runs;
   for (const upstream::NodeBlock* b : blocks) {
     if (!b->nodes.empty()) runs.push_back({b->nodes.data(), b->nodes.data() + b->nodes.size()});
   }
-  auto later = [](const Run& a, const Run& b) {  // true: `a` goes after `b`
-    if (const int c = upstream::NodeOrder(*a.begin, *b.begin); c != 0) return c > 0;
-    return a.begin > b.begin;
-  };
-  std::sort(runs.begin(), runs.end(), later);
-  auto emit = [out](const upstream::Node* from, const upstream::Node* to) {
-    for (; from != to; ++from) out->push_back(from);
-  };
-  while (!runs.empty()) {
-    Run& r = runs.back();
-    if (runs.size() == 1) {
-      emit(r.begin, r.end);
-      break;
-    }
-    const upstream::Node& next = *runs[runs.size() - 2].begin;
-    const upstream::Node* stop = std::upper_bound(
-        r.begin, r.end, next, [](const upstream::Node& a, const upstream::Node& b) {
-          return upstream::NodeOrder(a, b) < 0;
-        });
-    base::CourtesyPoint(static_cast<uint32_t>(stop - r.begin));
-    emit(r.begin, stop);
-    r.begin = stop;
-    if (r.begin == r.end) {
-      runs.pop_back();
-      continue;
-    }
-    Run moved = r;
-    size_t k = runs.size() - 1;
-    while (k > 0 && later(moved, runs[k - 1])) {
-      runs[k] = runs[k - 1];
-      --k;
-    }
-    runs[k] = moved;
-  }
+  MergeSortedRuns(
+      std::move(runs),
+      [](const upstream::Node& a, const upstream::Node& b) {
+        return upstream::NodeOrder(a, b) < 0;
+      },
+      [out](const upstream::Node* from, const upstream::Node* to) {
+        for (; from != to; ++from) out->push_back(from);
+      });
 }
 
 // Whether `p` points into `b` (one unsigned compare: pointers below the block wrap around).

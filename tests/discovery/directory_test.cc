@@ -22,6 +22,30 @@ namespace {
 
 std::string Ip(const upstream::Node& n) { return n.ip_text.str(); }
 
+// A seeded pseudo-random source for the property tests: next(n) is in [0, n).
+struct Lcg {
+  uint32_t seed;
+  uint32_t operator()(uint32_t n) {
+    seed = seed * 1103515245 + 12345;
+    return (seed >> 16) % n;
+  }
+};
+
+// `got` is `want` (SameNodes), with the texts and the summary a producer gives it.
+void ExpectSet(const upstream::NodeSet& got, const upstream::NodeSet& want, int round) {
+  ASSERT_TRUE(upstream::SameNodes(got, want)) << "round " << round;
+  for (size_t i = 0; i < want.nodes.size(); ++i) {
+    EXPECT_EQ(got.nodes[i].ip_text, want.nodes[i].ip_text) << "round " << round;
+    EXPECT_EQ(got.nodes[i].host_header, want.nodes[i].host_header) << "round " << round;
+  }
+  if (got.nodes.empty()) return;  // the slot's empty set
+  const upstream::NodeSummary summary = upstream::SummarizeNodes(got.nodes);
+  EXPECT_TRUE(got.summary.summarized) << "round " << round;
+  EXPECT_EQ(got.summary.uniform, summary.uniform) << "round " << round;
+  EXPECT_EQ(got.summary.weight, summary.weight) << "round " << round;
+  EXPECT_EQ(got.summary.sorted, summary.sorted) << "round " << round;
+}
+
 class DirectoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -206,11 +230,7 @@ TEST_F(DirectoryTest, ChangedListsGiveTheSetsAFreshBuildWould) {
   };
   auto slot = std::make_shared<upstream::NodeSetSlot>();
   dir_->Apply({Discovered(slot, "fake", "users")});
-  uint32_t seed = 12345;
-  auto next = [&seed](uint32_t n) {
-    seed = seed * 1103515245 + 12345;
-    return (seed >> 16) % n;
-  };
+  Lcg next{12345};
   for (int round = 0; round < 300; ++round) {
     DiscoveredNodes list;
     const uint32_t size = next(12);
@@ -232,16 +252,7 @@ TEST_F(DirectoryTest, ChangedListsGiveTheSetsAFreshBuildWould) {
     upstream::NodeSet want;
     ASSERT_NO_FATAL_FAILURE(expect(list, &want));
     const upstream::NodeSetConstSharedPtr got = slot->Load();
-    ASSERT_TRUE(upstream::SameNodes(*got, want)) << "round " << round;
-    const upstream::NodeSummary summary = upstream::SummarizeNodes(got->nodes);
-    EXPECT_EQ(got->summary.summarized, summary.summarized) << "round " << round;
-    EXPECT_EQ(got->summary.uniform, summary.uniform) << "round " << round;
-    EXPECT_EQ(got->summary.weight, summary.weight) << "round " << round;
-    EXPECT_EQ(got->summary.sorted, summary.sorted) << "round " << round;
-    for (size_t i = 0; i < want.nodes.size(); ++i) {
-      EXPECT_EQ(got->nodes[i].ip_text, want.nodes[i].ip_text) << "round " << round;
-      EXPECT_EQ(got->nodes[i].host_header, want.nodes[i].host_header) << "round " << round;
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectSet(*got, want, round));
     if (upstream::SameNodes(*before, want)) {
       EXPECT_EQ(got, before) << "round " << round << ": an equal set is not stored";
     }
@@ -529,11 +540,7 @@ TEST_F(DirectoryTest, ListsAndPartsTakeTurns) {
 TEST_F(DirectoryTest, FewChangedPartsUpdateTheLastOrder) {
   auto slot = std::make_shared<upstream::NodeSetSlot>();
   dir_->Apply({Discovered(slot, "fake", "users")});
-  uint32_t seed = 99;
-  auto next = [&seed](uint32_t n) {
-    seed = seed * 1103515245 + 12345;
-    return (seed >> 16) % n;
-  };
+  Lcg next{99};
   uint32_t serial = 0;  // every address made is new: no host and port twice
   auto part = [&](uint32_t size) {
     std::vector<std::string> ips;
@@ -594,11 +601,7 @@ TEST_F(DirectoryTest, PartsGiveTheSetOfTheirMergedList) {
                                           "10.0.2.1", "::1",      "fe80::2",   "fe80::3"};
   auto slot = std::make_shared<upstream::NodeSetSlot>();
   dir_->Apply({Discovered(slot, "fake", "users")});
-  uint32_t seed = 4321;
-  auto next = [&seed](uint32_t n) {
-    seed = seed * 1103515245 + 12345;
-    return (seed >> 16) % n;
-  };
+  Lcg next{4321};
   std::vector<DiscoveredNodesConstSharedPtr> pool;  // earlier parts, offered again
   for (int round = 0; round < 400; ++round) {
     std::vector<DiscoveredNodesConstSharedPtr> parts;
@@ -629,18 +632,7 @@ TEST_F(DirectoryTest, PartsGiveTheSetOfTheirMergedList) {
       FinishNode(n, &node);
       want.nodes.push_back(node);
     }
-    const upstream::NodeSetConstSharedPtr got = slot->Load();
-    ASSERT_TRUE(upstream::SameNodes(*got, want)) << "round " << round;
-    if (got->nodes.empty()) continue;  // the slot's empty set
-    const upstream::NodeSummary summary = upstream::SummarizeNodes(got->nodes);
-    EXPECT_TRUE(got->summary.summarized) << "round " << round;
-    EXPECT_EQ(got->summary.uniform, summary.uniform) << "round " << round;
-    EXPECT_EQ(got->summary.weight, summary.weight) << "round " << round;
-    EXPECT_EQ(got->summary.sorted, summary.sorted) << "round " << round;
-    for (size_t i = 0; i < want.nodes.size(); ++i) {
-      EXPECT_EQ(got->nodes[i].ip_text, want.nodes[i].ip_text) << "round " << round;
-      EXPECT_EQ(got->nodes[i].host_header, want.nodes[i].host_header) << "round " << round;
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectSet(*slot->Load(), want, round));
   }
   EXPECT_GT(dir_->stats().parts_merged, 0u) << "some rounds interleaved";
   EXPECT_GT(dir_->stats().stored, dir_->stats().parts_merged) << "others stayed in parts";

@@ -236,10 +236,10 @@ void Directory::OnPublishParts(const std::string& provider, const ServiceRef& re
   if (service.parted != nullptr && SameParts(parts, service.parted->parts)) {
     ++stats_.deduped;
     // Equal by value but new lists (a relist): the next answer compares by pointer again.
-    bool moved = false;
-    for (size_t i = 0; i < parts.size() && !moved; ++i)
-      moved = parts[i] != service.parted->parts[i].list;
-    if (moved) {
+    const std::vector<Part>& last = service.parted->parts;
+    if (!std::equal(
+            parts.begin(), parts.end(), last.begin(),
+            [](const DiscoveredNodesConstSharedPtr& p, const Part& q) { return p == q.list; })) {
       auto renewed = std::make_shared<Parted>(*service.parted);
       for (size_t i = 0; i < parts.size(); ++i) renewed->parts[i].list = parts[i];
       service.parted = std::move(renewed);
@@ -304,7 +304,10 @@ Directory::PartedConstSharedPtr Directory::MakeParted(
   size_t size = 0;
   std::vector<const upstream::NodeBlock*> added;  // blocks made here
   size_t added_nodes = 0;
-  size_t k = 0;  // in last->parts, which is in the same order
+  // The last answer's parts this one keeps (both in order of first nodes); the others' nodes
+  // leave the order.
+  std::vector<bool> kept_part(last != nullptr ? last->parts.size() : 0);
+  size_t k = 0;  // in last->parts
   for (const DiscoveredNodesConstSharedPtr& list : parts) {
     Part part;
     part.list = list;
@@ -312,10 +315,11 @@ Directory::PartedConstSharedPtr Directory::MakeParted(
       while (k < last->parts.size() && NodeKeyLess(last->parts[k].list->front(), list->front())) {
         ++k;
       }
-      if (k < last->parts.size() &&
+      if (k < last->parts.size() && !kept_part[k] &&
           (last->parts[k].list == list || *last->parts[k].list == *list)) {
         part.block = last->parts[k].block;  // an unchanged part: its nodes as they were made
         part.uniform = last->parts[k].uniform;
+        kept_part[k] = true;
       }
     }
     if (part.block == nullptr) {
@@ -358,17 +362,8 @@ Directory::PartedConstSharedPtr Directory::MakeParted(
   // The merged order. From the last answer's when few parts changed: its nodes of the parts
   // gone dropped (a pass over pointers), the new parts' nodes inserted (a search each).
   std::vector<const upstream::NodeBlock*> removed;
-  if (last != nullptr) {
-    size_t j = 0;  // both in order of first nodes
-    for (const Part& old : last->parts) {
-      while (j < parted->parts.size() &&
-             NodeKeyLess(parted->parts[j].list->front(), old.list->front())) {
-        ++j;
-      }
-      if (j == parted->parts.size() || parted->parts[j].block != old.block) {
-        removed.push_back(old.block.get());
-      }
-    }
+  for (size_t i = 0; i < kept_part.size(); ++i) {
+    if (!kept_part[i]) removed.push_back(last->parts[i].block.get());
   }
   std::vector<const upstream::Node*> order;
   order.reserve(size);

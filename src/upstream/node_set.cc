@@ -36,24 +36,24 @@ NodeList::NodeList(std::vector<Node> nodes) {
   Append(block);
 }
 
-void NodeList::push_back(const Node& node) {
+Node& NodeList::Own(const Node& node) {
   if (own_ == nullptr) {
     own_ = std::make_shared<std::deque<Node>>();
     pushed_.push_back(own_);
   }
-  own_->push_back(node);  // before at_ grows: `node` may be one of this list's
-  at_.push_back(&own_->back());
+  own_->push_back(node);
+  return own_->back();
+}
+
+void NodeList::push_back(const Node& node) {
+  const Node& copy = Own(node);  // before at_ grows: `node` may be one of this list's
+  at_.push_back(&copy);
 }
 
 Node& NodeList::Mutable(size_t i) {
-  const Node* node = at_.at(i);
-  if (own_ == nullptr) {
-    own_ = std::make_shared<std::deque<Node>>();
-    pushed_.push_back(own_);
-  }
-  own_->push_back(*node);
-  at_[i] = &own_->back();
-  return own_->back();
+  Node& copy = Own(*at_.at(i));
+  at_[i] = &copy;
+  return copy;
 }
 
 void NodeList::Append(const NodeBlockConstSharedPtr& block, size_t from, size_t to) {

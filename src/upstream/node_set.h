@@ -10,8 +10,8 @@
 // nodes in parts share them instead (NodeList, NodeBlock): sets point into blocks of nodes. Its
 // texts are inline (NodeText: no heap for IP literals, IPv4 or IPv6, with their ports) and its
 // address is a sockaddr_in6-sized union, not a sockaddr_storage: 192 bytes a node instead of ~240,
-// no allocation. The worker reads the texts and the address in place, per request (no pointer to
-// follow).
+// no allocation. The worker reads the texts and the address in place, per request (one pointer to
+// follow: the set's NodeList).
 #pragma once
 
 #include <netinet/in.h>
@@ -308,6 +308,9 @@ class NodeList {
   std::vector<Node> TakeSoleBlock();
 
  private:
+  // A copy of `node` in the list's own storage (made at the first call).
+  Node& Own(const Node& node);
+
   std::vector<const Node*> at_;
   std::vector<NodeBlockConstSharedPtr> blocks_;
   // What push_back() filled (a deque: its nodes never move); kept by copies, pushed into by

@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <cassert>
 #include <cerrno>
@@ -183,6 +185,15 @@ void TcpConnection::Write(uv_buf_t* bufs, unsigned count) {
 // (no write in progress), so the bytes cannot overtake queued ones. Returns the bytes the
 // kernel took, or a libuv error (UV_EAGAIN when it took none); the caller queues the rest of
 // `bufs` either way.
+// send(2) as the system call itself. glibc's send() is a cancellation point: in a process of
+// several threads it brackets the call with __pthread_enable/disable_asynccancel (~45
+// instructions, twice a proxied request; callgrind). Turnpike never cancels a thread, so it
+// takes the plain call (syscall(2) sets errno as send() does). nginx, one thread per process,
+// skips that bracket anyway.
+static ssize_t SendNoCancel(int fd, const void* bytes, size_t len, int flags) {
+  return syscall(SYS_sendto, fd, bytes, len, flags, nullptr, 0);
+}
+
 ssize_t TcpConnection::TrySend(const uv_buf_t* bufs, unsigned count) {
   if (fd_ < 0) return uv_try_write(stream(), bufs, count);
   static_assert(sizeof(uv_buf_t) == sizeof(iovec) &&
@@ -205,9 +216,9 @@ ssize_t TcpConnection::TrySend(const uv_buf_t* bufs, unsigned count) {
   ssize_t n;
   do {
     if (count == 1) {
-      n = ::send(fd_, bufs[0].base, bufs[0].len, MSG_NOSIGNAL | MSG_DONTWAIT);
+      n = SendNoCancel(fd_, bufs[0].base, bufs[0].len, MSG_NOSIGNAL | MSG_DONTWAIT);
     } else if (gather) {
-      n = ::send(fd_, gathered, total, MSG_NOSIGNAL | MSG_DONTWAIT);
+      n = SendNoCancel(fd_, gathered, total, MSG_NOSIGNAL | MSG_DONTWAIT);
     } else {
       msghdr msg{};
       msg.msg_iov = reinterpret_cast<iovec*>(const_cast<uv_buf_t*>(bufs));

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -21,7 +22,12 @@ namespace turnpike::itest {
 
 using namespace turnpike::testing;  // NOLINT: test helpers are the vocabulary here
 
-inline const std::string kTurnpikeBin = TURNPIKE_BIN;
+// The gateway under test: the build's own, or another build of the same sources named by
+// TURNPIKE_TEST_BIN (scripts/build-pgo's profile-guided binary, checked with these tests).
+inline const std::string kTurnpikeBin = [] {
+  const char* other = std::getenv("TURNPIKE_TEST_BIN");
+  return std::string(other != nullptr && *other != '\0' ? other : TURNPIKE_BIN);
+}();
 inline const std::string kBackendBin = TURNPIKE_BACKEND_BIN;
 
 // The bound on Turnpike's peak RSS (VmHWM) while it streams a body far larger than it: a

@@ -72,9 +72,11 @@ start_turnpike_process "$dir" "plugin_attr:
 
 url=http://127.0.0.1:$TURNPIKE_PORT
 scrapes=0
+runs=0
 # wrk_run ARGS...: one wrk run with the mix, its scrapes beside it; fails on socket errors.
 wrk_run() {
-  local out=$work/wrk.$#.$RANDOM
+  runs=$((runs + 1))
+  local out=$work/wrk.$runs.txt
   wrk -t1 --latency -s "$root/bench/wrk/pgo_mix.lua" "$@" "$url/" >"$out" 2>&1 &
   wrk_pid=$!
   while kill -0 "$wrk_pid" 2>/dev/null; do

@@ -176,6 +176,20 @@ void TcpConnection::Write(uv_buf_t* bufs, unsigned count) {
   }
 }
 
+namespace {
+
+// send(2) as the system call itself. glibc's send() is a cancellation point: in a process of
+// several threads it brackets the call with __pthread_enable/disable_asynccancel (~45
+// instructions, twice a proxied request; callgrind). Turnpike never cancels a thread, so it
+// takes the plain call (syscall(2) sets errno as send() does). nginx, one thread per process,
+// skips that bracket anyway. sendmsg(2), for larger writes only, keeps libc's call (WriteTest
+// counts multi-buffer sends by interposing it).
+ssize_t SendNoCancel(int fd, const void* bytes, size_t len, int flags) {
+  return syscall(SYS_sendto, fd, bytes, len, flags, nullptr, 0);
+}
+
+}  // namespace
+
 // send(2) / sendmsg(2) straight on the socket, where uv_try_write would write(2) / writev(2):
 // the socket calls skip the file layer (the f_pos lock, vfs_write's checks), about a tenth of
 // the kernel's cost of a small write on loopback. Several buffers of kGatherBytes or less in
@@ -185,15 +199,6 @@ void TcpConnection::Write(uv_buf_t* bufs, unsigned count) {
 // (no write in progress), so the bytes cannot overtake queued ones. Returns the bytes the
 // kernel took, or a libuv error (UV_EAGAIN when it took none); the caller queues the rest of
 // `bufs` either way.
-// send(2) as the system call itself. glibc's send() is a cancellation point: in a process of
-// several threads it brackets the call with __pthread_enable/disable_asynccancel (~45
-// instructions, twice a proxied request; callgrind). Turnpike never cancels a thread, so it
-// takes the plain call (syscall(2) sets errno as send() does). nginx, one thread per process,
-// skips that bracket anyway.
-static ssize_t SendNoCancel(int fd, const void* bytes, size_t len, int flags) {
-  return syscall(SYS_sendto, fd, bytes, len, flags, nullptr, 0);
-}
-
 ssize_t TcpConnection::TrySend(const uv_buf_t* bufs, unsigned count) {
   if (fd_ < 0) return uv_try_write(stream(), bufs, count);
   static_assert(sizeof(uv_buf_t) == sizeof(iovec) &&

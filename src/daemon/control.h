@@ -29,6 +29,7 @@
 #include "admin/control_view.h"
 #include "admin/status_api.h"
 #include "config/specs.h"
+#include "core/loop_clock.h"
 #include "daemon/control_service.h"
 #include "daemon/discovery_service.h"
 #include "daemon/health_service.h"
@@ -105,7 +106,8 @@ class Control {
   std::shared_ptr<logging::LogWriter> log_writer_ = std::make_shared<logging::LogWriter>();
   proxy::PluginRegistry plugins_;  // the built-in plugins; read-only after construction
   metrics::Registry metrics_;      // every plugin's metrics, for the life of the process
-  Clock& clock_ = SystemClock::Instance();
+  // The system clock, read from a worker's loop on a worker thread (core/loop_clock.h).
+  Clock& clock_ = core::LoopClock::Instance();
   ServiceHost services_;                   // the plugins' services: started with serving
   discovery::ProviderRegistry providers_;  // the built-in discovery providers; read-only
   uv_loop_t loop_{};

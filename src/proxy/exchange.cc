@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 
 #include "base/strings.h"
+#include "core/loop_clock.h"
 #include "http/request_encoder.h"
 #include "http/response_encoder.h"
 #include "http/uri.h"
@@ -29,11 +29,9 @@ void NormalizeHost(std::string_view raw, std::string* out) {
   base::AssignLower(out, raw);
 }
 
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+// The request's start in wall time: the worker loop's cached time, as nginx's
+// ngx.req.start_time(), not a clock read per request.
+int64_t WallMs() { return core::LoopClock::Instance().WallMs(); }
 
 // "<hex>\r\n" for a chunk of `size` bytes, in `head`.
 uv_buf_t ChunkHead(size_t size, std::array<char, 20>* head) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/loop_clock.h"
 #include "proxy/downstream_connection.h"
 #include "proxy/exchange.h"
 #include "proxy/upstream_connection.h"
@@ -56,6 +57,7 @@ void Worker::Start(SnapshotConstSharedPtr initial) {
 }
 
 void Worker::Run() {
+  core::LoopClock::BindThread(&loop_);  // plugins' clock reads: this loop's cached time
   ApplySnapshot(slot_.Load());
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);

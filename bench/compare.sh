@@ -46,6 +46,11 @@
 #        PLUGINS_YAML     a file with the `plugins:` map of Turnpike's route (bench/chain.yaml:
 #                         limit-count + proxy-rewrite + prometheus); nginx stays a plain proxy
 #        CONFIG_EXTRA     YAML text appended to Turnpike's config.yaml (plugin_attr, ...)
+#        PERF=0           1 = sample each measured run's proxy processes with `perf record -e
+#                         cpu-clock` (user and kernel, in their context) and print, per run,
+#                         the nanoseconds per request by symbol, medians over the rounds, and
+#                         the differences between proxies (bench/perf_per_req.py). Sampling
+#                         costs CPU: read the CPU figures of such a run as perturbed.
 #
 # Both proxies do comparable work: HTTP/1.1 keep-alive to the upstream (pool of 320), client
 # keep-alive without a per-connection request cap, no access log, and the forwarding headers
@@ -71,6 +76,7 @@ pin=${PIN:-auto}
 keep=${KEEP:-0}
 plugins_yaml=${PLUGINS_YAML:-}
 config_extra=${CONFIG_EXTRA:-}
+perf_on=${PERF:-0}
 read -r -a scenarios <<<"${SCENARIOS:-plain}"
 
 for p in "${proxies[@]}"; do
@@ -92,6 +98,10 @@ if [[ -n $plugins_yaml ]]; then
 fi
 
 turnpike_ensure_packages "${TURNPIKE_BENCH_DEPS[@]}" curl python3
+if [[ $perf_on == 1 ]] && ! command -v perf >/dev/null 2>&1; then
+  echo "compare: PERF=1 needs perf (apt-get install linux-perf)" >&2
+  exit 2
+fi
 idle=${IDLE:-0}
 slowloris=${SLOWLORIS:-0}
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -227,10 +237,13 @@ for p in "${proxies[@]}"; do
   done
 done
 declare -A results  # "<label> <metric>" -> space-separated values, one per round
+perf_runs=()        # PERF=1: LABEL FILE REQUESTS triples, one per measured run
 
-# run_wrk LABEL DURATION OUTFILE: one wrk run with CPU sampling; sets the RUN_* variables.
+# run_wrk LABEL DURATION OUTFILE [PERFFILE]: one wrk run with CPU sampling; sets the RUN_*
+# variables. With PERFFILE, the proxy's processes are sampled by perf into it meanwhile.
 run_wrk() {
-  local label=$1 dur=$2 out=$3 proxy=${run_proxy[$1]} scenario=${run_scenario[$1]} pids pid
+  local label=$1 dur=$2 out=$3 perf_file=${4:-} proxy=${run_proxy[$1]}
+  local scenario=${run_scenario[$1]} pids pid perf_pid=
   local before after script=() user sys
   [[ $scenario == plain ]] || script=(-s "$root/bench/wrk/$scenario.lua")
   read -r -a pids <<<"${proxy_cpu_pids[$proxy]}"
@@ -240,6 +253,12 @@ run_wrk() {
       exit 1
     fi
   done
+  if [[ -n $perf_file ]]; then
+    perf record -q -e cpu-clock -F 4999 -p "$(IFS=,; echo "${pids[*]}")" -o "$perf_file" \
+      >/dev/null 2>&1 &
+    perf_pid=$!
+    sleep 0.3  # perf attaches before the load starts
+  fi
   read -r user sys <<<"$(cpu_ticks_split "${pids[@]}")"
   # In the background so that a signal to this script is handled at once (see the traps).
   "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
@@ -248,6 +267,10 @@ run_wrk() {
   wait "$wrk_pid" || true
   wrk_pid=
   read -r after_user after_sys <<<"$(cpu_ticks_split "${pids[@]}")"
+  if [[ -n $perf_pid ]]; then
+    kill -INT "$perf_pid" 2>/dev/null || true
+    wait "$perf_pid" || true
+  fi
   parse_wrk "$out" || exit 1
   read -r RUN_CPU_US RUN_USER_US RUN_SYS_US < <(awk -v u=$((after_user - user)) \
     -v s=$((after_sys - sys)) -v hz="$clk_tck" -v n="$RUN_REQS" \
@@ -287,7 +310,13 @@ for ((round = 1; round <= rounds; round++)); do
   printf "$row_fmt" run "req/s" "p50 ms" "p99 ms" "CPU us/req" "user us" "sys us" errors
   for r in "${order[@]}"; do
     out=$work/round$round-${r//\//-}.txt
-    run_wrk "$r" "$duration" "$out"
+    perf_file=
+    if [[ $perf_on == 1 ]]; then
+      mkdir -p "$work/perf"
+      perf_file=$work/perf/round$round-${r//\//-}.data
+    fi
+    run_wrk "$r" "$duration" "$out" "$perf_file"
+    [[ -z $perf_file ]] || perf_runs+=("$r" "$perf_file" "$RUN_REQS")
     results["$r rps"]+="$RUN_RPS "
     results["$r p99"]+="$RUN_P99 "
     results["$r cpu"]+="$RUN_CPU_US "
@@ -364,6 +393,12 @@ if ((${#scenarios[@]} > 1)); then
       ratio_line "$p: $s/${scenarios[0]}" "$p/$s" "$p/${scenarios[0]}"
     done
   done
+fi
+
+if ((${#perf_runs[@]} > 0)); then
+  echo
+  echo "where the CPU goes (PERF=1: perf record -e cpu-clock of each proxy's processes)"
+  python3 "$root/bench/perf_per_req.py" --top "${PERF_TOP:-20}" "${perf_runs[@]}"
 fi
 
 # Many connections -------------------------------------------------------------------------------

@@ -32,6 +32,7 @@
 #        PIN=auto         auto|1|0: pin the proxies to CPU 0 and wrk + upstream to the other
 #                         CPUs (auto = when there are at least 2 CPUs and taskset exists)
 #        KEEP=0           1 = keep the work directory (configs, logs, raw wrk output)
+#        PAUSE_DAMON=0    1 = pause the kernel's DAMON monitors for the run (bench/lib/loadtest.sh)
 #        IDLE=0           after the rounds: hold this many idle keep-alive connections (each
 #                         after one answered request) to each proxy and report the proxy's
 #                         RSS growth per connection (VmRSS of the Turnpike process / the nginx

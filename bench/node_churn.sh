@@ -136,6 +136,7 @@
 #                             (chrt -i), in both modes (an experiment: what is left of the gap
 #                             when the control thread never keeps a woken worker waiting?)
 #        KEEP=0               1 = keep the work directory
+#        PAUSE_DAMON=0        1 = pause the kernel's DAMON monitors for the run (bench/lib/loadtest.sh)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

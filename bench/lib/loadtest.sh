@@ -2,6 +2,11 @@
 # directory cleaned up on exit with every process the script started, free loopback ports,
 # readiness waits, CPU and latency sampling, nginx as upstream or proxy, wrk runs, medians.
 # Sourced; defines functions and the variables work, started_pids, wrk_pid, clk_tck.
+# PAUSE_DAMON=1 (any script sourcing this): pause the kernel's DAMON monitors that are on
+# (/sys/kernel/mm/damon/admin/kdamonds/*; the platform runs one doing proactive reclaim on these
+# VMs, up to 50 ms of CPU a second in stretches of several ms on either CPU:
+# docs/benchmarks.md) for the run, and turn them on again on exit. Off by default: a machine
+# setting, changed only when asked.
 # The sourcing script sets `keep` (1 = keep the work directory) and may set load_cpus (a
 # taskset prefix for wrk), and names itself in `bench_name` for messages.
 
@@ -40,6 +45,9 @@ cleanup() {
   for pid in "${orphans[@]}"; do
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
   done
+  for i in "${damon_paused[@]}"; do
+    echo on >"$i/state" 2>/dev/null || echo "$bench_name: could not turn $i on again" >&2
+  done
   if [[ $keep == 1 ]]; then
     echo "$bench_name: work directory kept: $work" >&2
   else
@@ -49,6 +57,21 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# DAMON ------------------------------------------------------------------------------------------
+damon_paused=()  # kdamond directories this script turned off (cleanup turns them on)
+if [[ ${PAUSE_DAMON:-0} == 1 ]]; then
+  for d in /sys/kernel/mm/damon/admin/kdamonds/*; do
+    [[ -f $d/state && $(cat "$d/state" 2>/dev/null) == on ]] || continue
+    if echo off >"$d/state" 2>/dev/null; then
+      damon_paused+=("$d")
+    else
+      echo "$bench_name: PAUSE_DAMON=1: cannot turn $d off (root?)" >&2
+      exit 2
+    fi
+  done
+  echo "$bench_name: DAMON paused for the run: ${damon_paused[*]:-(none was on)}"
+fi
 
 # Ports ------------------------------------------------------------------------------------------
 handed_out=()

@@ -22,11 +22,10 @@ def per_request(path, requests):
                          capture_output=True, text=True, check=True).stdout
     ns = collections.Counter()
     for line in out.splitlines():
-        parts = line.split(None, 3)
+        parts = line.split(None, 2)  # period, ip, "sym (dso)" or "[unknown] (dso)"
         if len(parts) < 3 or not parts[0].isdigit():
             continue
-        period = int(parts[0])
-        rest = line.split(None, 2)[2]  # "sym (dso)" or "[unknown] (dso)"
+        period, rest = int(parts[0]), parts[2]
         sym, _, dso = rest.rpartition(" (")
         dso = dso.rstrip(")")
         space = "kernel" if "kernel" in dso else "user"

@@ -3,23 +3,15 @@
 #include <gtest/gtest.h>
 #include <uv.h>
 
-#include <chrono>
 #include <cstdint>
 #include <thread>
 
 namespace turnpike::core {
 namespace {
 
-int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-int64_t SystemWallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+// The system clock's readings, through the Clock the unbound LoopClock falls back to.
+int64_t SteadyMs() { return SystemClock::Instance().MonotonicMs(); }
+int64_t SystemWallMs() { return SystemClock::Instance().WallMs(); }
 // Spins until the steady clock reads at least `ms` (a few milliseconds at most here).
 void SpinUntilSteady(int64_t ms) {
   while (SteadyMs() < ms) {

@@ -23,7 +23,8 @@
 #                         base nginx"): A/B of two builds on the same route, side by side
 #                         PROXIES may also name floor proxies (bench/floor_proxy.cc): floor-epoll
 #                         (level-triggered epoll + read(2), libuv's model), floor-epollet
-#                         (edge-triggered + recv(2), nginx's), floor-uring (io_uring, where
+#                         (edge-triggered + recv(2), nginx's), floor-epollbatch (as
+#                         floor-epoll, each loop turn's sends after its last event), floor-uring (io_uring, where
 #                         liburing was found at build time): the least a proxy does per request
 #                         under each I/O model, so the kernel's share of a request on this
 #                         machine, and what another model would save. Each is compared with
@@ -83,7 +84,7 @@ read -r -a scenarios <<<"${SCENARIOS:-plain}"
 for p in "${proxies[@]}"; do
   case $p in
     turnpike | base | nginx) ;;
-    floor-epoll | floor-epollet | floor-uring)
+    floor-epoll | floor-epollet | floor-epollbatch | floor-uring)
       [[ -x $floor_bin ]] || { echo "compare: $p needs $floor_bin (ninja floor_proxy)" >&2; exit 2; } ;;
     *) echo "compare: unknown proxy '$p'" >&2; exit 2 ;;
   esac

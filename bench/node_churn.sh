@@ -137,6 +137,10 @@
 #                             when the control thread never keeps a woken worker waiting?)
 #        KEEP=0               1 = keep the work directory
 #        PAUSE_DAMON=0        1 = pause the kernel's DAMON monitors for the run (bench/lib/loadtest.sh)
+#        PERF=0               1 = every measured run's backend nginx workers and gateway are sampled
+#                             (`perf record -e cpu-clock`, apart), and the end prints ns per request
+#                             by symbol for each (bench/perf_per_req.py, medians over the rounds):
+#                             where the backend's extra CPU per request under churn goes
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -167,6 +171,7 @@ slices=${SLICES:-10}
 slice_duration=${SLICE_DURATION:-1s}
 [[ $slice_duration =~ ^[0-9]+$ ]] && slice_duration=${slice_duration}s
 threads=${THREADS:-1}
+perf=${PERF:-0}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
 pin=${PIN:-auto}
@@ -177,7 +182,7 @@ backends=${BACKENDS:-wildcard}
   { echo "$bench_name: BACKENDS must be per-address or wildcard" >&2; exit 2; }
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds delay_ms same paired history triple restore spares_warm interleave slices min_rounds; do
+for v in nodes slice spare interval_ms rounds delay_ms same paired history triple restore spares_warm interleave slices min_rounds perf; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
 ((paired && history)) && { echo "$bench_name: HISTORY=1 is for unpaired runs (PAIRED=0)" >&2; exit 2; }
@@ -189,6 +194,11 @@ done
   { echo "$bench_name: INTERLEAVE=1 goes alone (not with PAIRED, HISTORY, TRIPLE or SPARES_WARM)" >&2; exit 2; }
 ((interleave && delay_ms > 0)) && { echo "$bench_name: INTERLEAVE=1 runs flat out (DELAY_MS=0)" >&2; exit 2; }
 ((interleave && slices < 1)) && { echo "$bench_name: SLICES must be >= 1" >&2; exit 2; }
+((perf && interleave)) && { echo "$bench_name: PERF=1 is for runs of one gateway at a time (not INTERLEAVE)" >&2; exit 2; }
+if ((perf)); then
+  command -v perf >/dev/null 2>&1 || { echo "$bench_name: PERF=1 needs perf (linux-perf)" >&2; exit 2; }
+fi
+perf_runs=()  # PERF=1: LABEL FILE REQUESTS triples, one per sampled process group and run
 all_modes=(static churn)
 ((triple)) && all_modes=(static churn paused)
 max_attempts=${MAX_ATTEMPTS:-$((3 * rounds))}
@@ -418,6 +428,15 @@ run_wrk() {
   local script=(-s "$root/bench/wrk/quantiles.lua")
   ((delay_ms > 0)) && script=(-s "$root/bench/wrk/paced.lua")
   RUN_QFILES=${out%.txt}.q
+  local perf_pids=()
+  if [[ -n ${PERF_LABEL:-} ]]; then
+    perf record -q -e cpu-clock -F 4999 -p "$(IFS=,; echo "${backend_pids[*]}")" \
+      -o "${out%.txt}.backend.perf" >/dev/null 2>&1 &
+    perf_pids+=($!)
+    perf record -q -e cpu-clock -F 4999 -p "$gw_pid" -o "${out%.txt}.gateway.perf" >/dev/null 2>&1 &
+    perf_pids+=($!)
+    sleep 0.3  # perf attaches before the load starts
+  fi
   WRK_QUANTILES=$RUN_QFILES "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
     "$gw_url" -- 1 "$delay_ms" >"$out" 2>&1 &
   wrk_pid=$!
@@ -425,6 +444,10 @@ run_wrk() {
   wrk_pid=
   end=$(date +%s.%N)
   after=$(thread_ticks)
+  if ((${#perf_pids[@]} > 0)); then
+    kill -INT "${perf_pids[@]}" 2>/dev/null || true
+    wait "${perf_pids[@]}" || true
+  fi
   fake_after=$(cpu_ticks "$fake_pid")
   RUN_FAKE_PCT=$(run_share $((fake_after - fake_before)))
   RUN_BACKEND_PCT=$(run_share $(($(cpu_ticks "${backend_pids[@]}") - backend_before)))
@@ -598,7 +621,11 @@ while ((kept < rounds)); do
       fi
       out=$work/$mode-$round/wrk.txt
     fi
-    run_wrk "$duration" "$out"
+    PERF_LABEL=$( ((perf)) && echo "$mode") run_wrk "$duration" "$out"
+    if ((perf)); then
+      perf_runs+=("$mode-backend" "${out%.txt}.backend.perf" "$RUN_REQS"
+        "$mode-gateway" "${out%.txt}.gateway.perf" "$RUN_REQS")
+    fi
     record_run "$mode" "$out"
     if ((triple)); then
       # The churn gateway stops after its second run (the static one's own after its one).
@@ -722,3 +749,8 @@ echo "p99 churn/static, pooled: ${pooled_ratio}x (p99 over all requests: static 
   "churn $pooled_churn ms; 90% bootstrap interval over rounds ${pooled_low}-${pooled_high});" \
   "errors static ${errs[static]}, churn ${errs[churn]}$( ((triple)) && echo ", paused ${errs[paused]}");" \
   "target 0 errors and <= 1.10x: $verdict"
+if ((${#perf_runs[@]} > 0)); then
+  echo
+  echo "where the CPU goes (PERF=1: perf record -e cpu-clock of the backend's nginx workers and of the gateway)"
+  python3 "$root/bench/perf_per_req.py" --top "${PERF_TOP:-25}" "${perf_runs[@]}"
+fi

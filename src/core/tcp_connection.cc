@@ -43,8 +43,9 @@ void TcpConnection::Init(uv_loop_t* loop, Handler* handler) {
   write_queue_at_arm_ = 0;
   sync_depth_ = 0;
   connecting_ = connected_ = reading_ = read_ended_ = writing_ = closing_ = false;
-  shutdown_started_ = false;
+  shutdown_started_ = deferred_ = shutdown_after_flush_ = false;
   fd_ = -1;
+  batch_ = WriteBatch::ForLoop(loop);
 }
 
 void TcpConnection::CacheFd() {
@@ -80,6 +81,7 @@ void TcpConnection::Close() {
   reading_ = false;
   connecting_ = false;
   timer_deadline_ = io_deadline_ = 0;
+  deferred_ = shutdown_after_flush_ = false;  // a write waiting in the batch is abandoned
   // uv_close stops the watcher and closes the fd now: a queued write is abandoned here and
   // its callback (UV_ECANCELED) is swallowed in OnWriteCb.
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &OnCloseCb);
@@ -145,6 +147,25 @@ void TcpConnection::Write(uv_buf_t* bufs, unsigned count) {
   assert(connected_ && !writing_);
   if (closing_) return;  // nothing follows Close(), not even a failed write's report
   writing_ = true;
+  if (batch_ != nullptr && batch_->collecting() && count <= WriteBatch::kMaxBuffers) {
+    batch_->Defer(this, bufs, count);
+    deferred_ = true;
+    return;
+  }
+  WriteNow(bufs, count);
+}
+
+void TcpConnection::SendDeferred(uv_buf_t* bufs, unsigned count) {
+  if (!deferred_) return;  // abandoned by Close() (and maybe Init()ed again since)
+  deferred_ = false;
+  WriteNow(bufs, count);
+  if (shutdown_after_flush_ && !closing_) {
+    shutdown_after_flush_ = false;
+    StartShutdown();
+  }
+}
+
+void TcpConnection::WriteNow(uv_buf_t* bufs, unsigned count) {
   if (sync_depth_ < kMaxSyncDepth) {
     ssize_t n = TrySend(bufs, count);
     if (n < 0 && n != UV_EAGAIN) {
@@ -258,6 +279,14 @@ void TcpConnection::Shutdown() {
   assert(connected_ && !shutdown_started_);
   if (closing_) return;
   shutdown_started_ = true;
+  if (deferred_) {
+    shutdown_after_flush_ = true;  // the FIN goes after the deferred bytes
+    return;
+  }
+  StartShutdown();
+}
+
+void TcpConnection::StartShutdown() {
   int rc = uv_shutdown(&req_.shutdown, stream(), &OnShutdownCb);
   if (rc != 0) handler_->OnShutdown(rc);
 }

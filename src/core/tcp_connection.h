@@ -9,7 +9,9 @@
 //   - a write is first tried on the socket (send(2)); when everything went, the completion runs
 //     inside Write() (no write request, no callback, no epoll_ctl); the rest is queued with
 //     uv_write. Nested synchronous completions (a completion that writes again, pipelined
-//     answers) are bounded, so the stack is too;
+//     answers) are bounded, so the stack is too. On a loop with a core::WriteBatch (the
+//     workers'), a write made by an I/O callback is tried at the end of the loop turn instead,
+//     with the turn's other writes (write_batch.h);
 //   - the read buffer is supplied by the owner at each read (OnReadBuffer), so a connection
 //     that waits holds no buffer: lend one from a core::BufferPool there and take it back in
 //     OnReadBufferUnused (no bytes came) or once its bytes are consumed.
@@ -19,7 +21,7 @@
 // Connect(), and frees itself (with the TcpConnection inside) in OnClosed() at the earliest.
 // After OnClosed() the same object may be Init()ed again for a new connection.
 //
-// Cost. About 780 bytes on x86-64 Linux (uv_tcp_t 248, uv_write_t 192, LazyTimer 184, a
+// Cost. About 790 bytes on x86-64 Linux (uv_tcp_t 248, uv_write_t 192, LazyTimer 184, a
 // connect/shutdown request 96). Every handler call is one virtual call; nothing here allocates, on
 // any path. A warm request/response over a kept-alive connection costs one read(2) per readable
 // event and one send(2) per Write() that fits in the socket buffer (several buffers of up to
@@ -47,6 +49,7 @@
 #include <string_view>
 
 #include "core/lazy_timer.h"
+#include "core/write_batch.h"
 
 namespace turnpike::core {
 
@@ -150,13 +153,14 @@ class TcpConnection {
   // Writes `count` buffers. REQUIRES: connected (accepted, or OnConnect(0) came), no write in
   // progress (!writing()). After Close() it does nothing (no OnWritten). The result comes in
   // OnWritten(), inside this call when the kernel took everything at once, so the caller must not
-  // rely on any state after Write() returns. The array `bufs` may be modified; the bytes it points
-  // to must stay valid and unchanged until OnWritten() or Close().
+  // rely on any state after Write() returns; or, on a loop with a WriteBatch, from the end of the
+  // loop turn. The array `bufs` may be modified; the bytes it points to must stay valid and
+  // unchanged until OnWritten() or Close().
   void Write(uv_buf_t* bufs, unsigned count);
   // A queued write that makes no progress for `seconds` reports OnWriteTimeout() (nginx's
   // send_timeout: the time between two successive write operations). 0 = none (the default).
   void set_write_timeout(double seconds) { write_timeout_ms_ = ToMs(seconds); }
-  // Shuts the write side down after the queued write (the peer reads EOF); result in
+  // Shuts the write side down after the write in progress (the peer reads EOF); result in
   // OnShutdown(). REQUIRES: connected; at most once per connection. No-op after Close().
   void Shutdown();
 
@@ -210,7 +214,12 @@ class TcpConnection {
   }
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp_); }
   void Rearm();  // the lazy timer at the earliest of timer_deadline_ and io_deadline_
+  void WriteNow(uv_buf_t* bufs, unsigned count);
   void WriteDone(int status);
+  void StartShutdown();
+  friend class WriteBatch;
+  // WriteBatch's flush: the write Write() deferred, unless Close() abandoned it.
+  void SendDeferred(uv_buf_t* bufs, unsigned count);
   void CacheFd();  // fd_ from the handle, once it has a socket
   ssize_t TrySend(const uv_buf_t* bufs, unsigned count);
   static constexpr size_t kGatherBytes = 2048;  // TrySend: buffers up to this go out as one
@@ -232,6 +241,7 @@ class TcpConnection {
     uv_shutdown_t shutdown;
   } req_{};
   Handler* handler_ = nullptr;
+  WriteBatch* batch_ = nullptr;  // the loop's, if it batches writes (WriteBatch::ForLoop)
   uint64_t timer_deadline_ = 0;  // loop ms of the owner's OnTimeout; 0 = none
   uint64_t io_deadline_ = 0;     // loop ms of the connect or write timeout; 0 = none
   uint64_t write_timeout_ms_ = 0;
@@ -246,6 +256,8 @@ class TcpConnection {
   bool writing_ = false;
   bool closing_ = false;
   bool shutdown_started_ = false;
+  bool deferred_ = false;           // the write in progress waits in batch_
+  bool shutdown_after_flush_ = false;  // Shutdown() came while it waited
 };
 
 }  // namespace turnpike::core

@@ -58,6 +58,7 @@ void Worker::Start(SnapshotConstSharedPtr initial) {
 
 void Worker::Run() {
   core::LoopClock::BindThread(&loop_);  // plugins' clock reads: this loop's cached time
+  write_batch_.Start(&loop_);           // before any connection exists (TcpConnection::Init)
   ApplySnapshot(slot_.Load());
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
@@ -224,6 +225,7 @@ void Worker::MaybeFinish() {
   // No request is left, so no state is pinned: the plugins' worker states go now, on this
   // thread and while the loop still runs their handles' close callbacks.
   worker_states_.Clear();
+  write_batch_.Close();  // what is pending goes now; later writes go at once
   // In-flight upstream connections close with their clients; the loop ends when every
   // handle has finished closing.
   uv_close(reinterpret_cast<uv_handle_t*>(&async_), nullptr);

@@ -19,6 +19,7 @@
 #include "core/buffer_pool.h"
 #include "core/snapshot_slot.h"
 #include "core/time_text.h"
+#include "core/write_batch.h"
 #include "proxy/access_log.h"
 #include "proxy/idle_pool.h"
 #include "proxy/pause_table.h"
@@ -165,6 +166,8 @@ class Worker {
   std::vector<int> listen_fds_;
   uv_loop_t loop_{};
   uv_async_t async_{};
+  // The loop turn's socket writes, sent after its last I/O callback (core/write_batch.h).
+  core::WriteBatch write_batch_;
   std::vector<std::unique_ptr<uv_tcp_t>> listeners_;
   std::thread thread_;
 

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "core/tcp_test_util.h"
+#include "core/write_batch.h"
 #include "support/net.h"
 
 namespace turnpike::core::testing {
@@ -45,9 +46,12 @@ class TcpConnectionTest : public ::testing::Test {
 
   void TearDown() override {
     CloseAll();
+    batch_.Close();  // (a no-op when the test did not start it)
     listener_.reset();
   }
 
+  // Declared before the loop, so that its handles' memory outlives the loop's last run.
+  WriteBatch batch_;
   TestLoop loop_;
   std::unique_ptr<TestListener> listener_;
   int server_rcvbuf_ = 0;
@@ -424,6 +428,153 @@ TEST_F(TcpConnectionTest, CanBeInitialisedAgainAfterOnClosed) {
   ASSERT_EQ(client_->conn.Connect(reinterpret_cast<sockaddr*>(&addr), 5), 0);
   ASSERT_TRUE(loop_.RunUntil([&] { return client_->connects == 1 && server_ != nullptr; }));
   EXPECT_EQ(client_->connect_status, 0);
+}
+
+// ---------------------------------------------------------------- with a WriteBatch
+
+// A write made by an I/O callback waits for the end of the loop turn (in progress, no
+// completion yet), then goes out and completes; a write made from the test body, outside any
+// I/O callback, goes out at once.
+TEST_F(TcpConnectionTest, BatchedWritesOfAReadCallbackGoOutAtTheEndOfTheTurn) {
+  batch_.Start(loop_.get());
+  Connect();
+  server_->conn.StartReading();
+  client_->conn.StartReading();
+  bool waited = false;
+  server_->on_read = [&] {
+    server_->Send("answer");
+    waited = server_->conn.writing() && server_->writes_done == 0 && batch_.pending() == 1;
+  };
+  client_->Send("question");
+  EXPECT_EQ(client_->writes_done, 1) << "outside an I/O callback a write completes at once";
+  EXPECT_EQ(batch_.pending(), 0u);
+  ASSERT_TRUE(loop_.RunUntil([&] { return client_->in == "answer"; }));
+  EXPECT_TRUE(waited);
+  EXPECT_EQ(server_->writes_done, 1);
+  EXPECT_EQ(server_->write_status, 0);
+  EXPECT_FALSE(server_->conn.writing());
+  EXPECT_EQ(batch_.pending(), 0u);
+}
+
+// Several connections' writes of one turn all leave at its end, in the order they were made.
+TEST_F(TcpConnectionTest, OneTurnsWritesOnSeveralConnectionsAllLeave) {
+  batch_.Start(loop_.get());
+  Connect();
+  Recorder other(loop_.get());
+  std::unique_ptr<Recorder> other_server;
+  TestListener other_listener(loop_.get(), [&](uv_stream_t* s) {
+    other_server = std::make_unique<Recorder>(loop_.get());
+    ASSERT_EQ(other_server->conn.Accept(s), 0);
+  });
+  sockaddr_in addr = other_listener.addr();
+  ASSERT_EQ(other.conn.Connect(reinterpret_cast<sockaddr*>(&addr), 5), 0);
+  ASSERT_TRUE(loop_.RunUntil([&] { return other.connects == 1 && other_server != nullptr; }));
+  other_server->conn.StartReading();
+  server_->conn.StartReading();
+  client_->conn.StartReading();
+  size_t waiting = 0;
+  server_->on_read = [&] {  // one read answers on this connection and writes on the other
+    server_->Send("to the client");
+    other.Send("to the other server");
+    waiting = batch_.pending();
+  };
+  client_->Send("go");
+  ASSERT_TRUE(loop_.RunUntil([&] {
+    return client_->in == "to the client" && other_server->in == "to the other server";
+  }));
+  EXPECT_EQ(waiting, 2u);
+  EXPECT_EQ(server_->writes_done, 1);
+  EXPECT_EQ(other.writes_done, 1);
+  other.conn.Close();
+  other_server->conn.Close();
+  ASSERT_TRUE(loop_.RunUntil([&] { return other.closed == 1 && other_server->closed == 1; }));
+}
+
+// Close() before the turn ends abandons the waiting write: nothing is sent, no OnWritten.
+TEST_F(TcpConnectionTest, ABatchedWriteAbandonedByCloseIsNeitherSentNorReported) {
+  batch_.Start(loop_.get());
+  Connect();
+  server_->conn.StartReading();
+  client_->conn.StartReading();
+  server_->on_read = [&] {
+    server_->Send("never sent");
+    server_->conn.Close();
+  };
+  client_->Send("question");
+  ASSERT_TRUE(loop_.RunUntil([&] { return client_->read_ends == 1 && server_->closed == 1; }));
+  EXPECT_EQ(client_->in, "");
+  EXPECT_EQ(server_->writes_done, 0);
+  EXPECT_EQ(batch_.pending(), 0u);
+}
+
+// Shutdown() while the write waits: the bytes go first, then the FIN.
+TEST_F(TcpConnectionTest, ShutdownAfterABatchedWriteSendsTheBytesFirst) {
+  batch_.Start(loop_.get());
+  Connect();
+  server_->conn.StartReading();
+  client_->conn.StartReading();
+  server_->on_read = [&] {
+    server_->Send("last words");
+    server_->conn.Shutdown();
+  };
+  client_->Send("question");
+  ASSERT_TRUE(loop_.RunUntil([&] { return client_->read_ends == 1 && server_->shutdowns == 1; }));
+  EXPECT_EQ(client_->in, "last words");
+  EXPECT_EQ(client_->read_end_status, UV_EOF);
+  EXPECT_EQ(server_->writes_done, 1);
+  EXPECT_EQ(server_->shutdown_status, 0);
+}
+
+// Writes made outside the I/O phase (a timer's callback), and writes of more buffers than a
+// batch entry holds, are not deferred: they complete inside Write().
+TEST_F(TcpConnectionTest, TimerAndManyBufferWritesAreNotBatched) {
+  batch_.Start(loop_.get());
+  Connect();
+  server_->conn.StartReading();
+  client_->conn.StartReading();
+  bool many_completed = false;
+  std::string parts[WriteBatch::kMaxBuffers + 1];
+  uv_buf_t bufs[WriteBatch::kMaxBuffers + 1];
+  bool answered = false;
+  server_->on_read = [&] {  // the timer's bytes arrived: answer in five buffers
+    if (answered) return;
+    answered = true;
+    for (unsigned i = 0; i <= WriteBatch::kMaxBuffers; ++i) {
+      parts[i] = "part" + std::to_string(i) + ";";
+      bufs[i] = uv_buf_init(parts[i].data(), static_cast<unsigned>(parts[i].size()));
+    }
+    server_->conn.Write(bufs, WriteBatch::kMaxBuffers + 1);
+    many_completed = server_->writes_done == 1;
+  };
+  bool timer_write_completed = false;
+  client_->on_timeout = [&] {
+    client_->Send("from a timer;");
+    timer_write_completed = client_->writes_done == 1;
+  };
+  client_->conn.ArmTimer(0.001);
+  ASSERT_TRUE(loop_.RunUntil([&] { return client_->in == "part0;part1;part2;part3;part4;"; }));
+  EXPECT_EQ(client_->timeouts, 1);
+  EXPECT_TRUE(timer_write_completed);
+  EXPECT_EQ(server_->in, "from a timer;");
+  EXPECT_TRUE(many_completed);
+}
+
+// Closing the batch sends what waits, at once; writes after it are not batched.
+TEST_F(TcpConnectionTest, ClosingTheBatchSendsWhatWaits) {
+  batch_.Start(loop_.get());
+  Connect();
+  server_->conn.StartReading();
+  client_->conn.StartReading();
+  int done_after_close = -1;
+  server_->on_read = [&] {
+    server_->Send("flushed by Close");
+    batch_.Close();
+    done_after_close = server_->writes_done;
+  };
+  client_->Send("question");
+  ASSERT_TRUE(loop_.RunUntil([&] { return client_->in == "flushed by Close"; }));
+  EXPECT_EQ(done_after_close, 1);
+  EXPECT_EQ(WriteBatch::ForLoop(loop_.get()), nullptr);
 }
 
 }  // namespace

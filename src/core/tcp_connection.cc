@@ -156,7 +156,7 @@ void TcpConnection::Write(uv_buf_t* bufs, unsigned count) {
 }
 
 void TcpConnection::SendDeferred(uv_buf_t* bufs, unsigned count) {
-  if (!deferred_) return;  // abandoned by Close() (and maybe Init()ed again since)
+  if (!deferred_) return;  // abandoned by Close() (the object lives until the closing phase)
   deferred_ = false;
   WriteNow(bufs, count);
   if (shutdown_after_flush_ && !closing_) {

@@ -34,6 +34,14 @@ class TcpConnectionTest : public ::testing::Test {
     ASSERT_TRUE(server_->conn.connected());
   }
 
+  // Connect() on a loop with a WriteBatch, both ends reading.
+  void ConnectBatched() {
+    batch_.Start(loop_.get());
+    Connect();
+    server_->conn.StartReading();
+    client_->conn.StartReading();
+  }
+
   void CloseAll() {
     for (Recorder* r : {client_.get(), server_.get()}) {
       if (r != nullptr) r->conn.Close();
@@ -436,10 +444,7 @@ TEST_F(TcpConnectionTest, CanBeInitialisedAgainAfterOnClosed) {
 // completion yet), then goes out and completes; a write made from the test body, outside any
 // I/O callback, goes out at once.
 TEST_F(TcpConnectionTest, BatchedWritesOfAReadCallbackGoOutAtTheEndOfTheTurn) {
-  batch_.Start(loop_.get());
-  Connect();
-  server_->conn.StartReading();
-  client_->conn.StartReading();
+  ConnectBatched();
   bool waited = false;
   server_->on_read = [&] {
     server_->Send("answer");
@@ -458,8 +463,7 @@ TEST_F(TcpConnectionTest, BatchedWritesOfAReadCallbackGoOutAtTheEndOfTheTurn) {
 
 // Several connections' writes of one turn all leave at its end, in the order they were made.
 TEST_F(TcpConnectionTest, OneTurnsWritesOnSeveralConnectionsAllLeave) {
-  batch_.Start(loop_.get());
-  Connect();
+  ConnectBatched();
   Recorder other(loop_.get());
   std::unique_ptr<Recorder> other_server;
   TestListener other_listener(loop_.get(), [&](uv_stream_t* s) {
@@ -470,8 +474,6 @@ TEST_F(TcpConnectionTest, OneTurnsWritesOnSeveralConnectionsAllLeave) {
   ASSERT_EQ(other.conn.Connect(reinterpret_cast<sockaddr*>(&addr), 5), 0);
   ASSERT_TRUE(loop_.RunUntil([&] { return other.connects == 1 && other_server != nullptr; }));
   other_server->conn.StartReading();
-  server_->conn.StartReading();
-  client_->conn.StartReading();
   size_t waiting = 0;
   server_->on_read = [&] {  // one read answers on this connection and writes on the other
     server_->Send("to the client");
@@ -492,10 +494,7 @@ TEST_F(TcpConnectionTest, OneTurnsWritesOnSeveralConnectionsAllLeave) {
 
 // Close() before the turn ends abandons the waiting write: nothing is sent, no OnWritten.
 TEST_F(TcpConnectionTest, ABatchedWriteAbandonedByCloseIsNeitherSentNorReported) {
-  batch_.Start(loop_.get());
-  Connect();
-  server_->conn.StartReading();
-  client_->conn.StartReading();
+  ConnectBatched();
   server_->on_read = [&] {
     server_->Send("never sent");
     server_->conn.Close();
@@ -509,10 +508,7 @@ TEST_F(TcpConnectionTest, ABatchedWriteAbandonedByCloseIsNeitherSentNorReported)
 
 // Shutdown() while the write waits: the bytes go first, then the FIN.
 TEST_F(TcpConnectionTest, ShutdownAfterABatchedWriteSendsTheBytesFirst) {
-  batch_.Start(loop_.get());
-  Connect();
-  server_->conn.StartReading();
-  client_->conn.StartReading();
+  ConnectBatched();
   server_->on_read = [&] {
     server_->Send("last words");
     server_->conn.Shutdown();
@@ -528,10 +524,7 @@ TEST_F(TcpConnectionTest, ShutdownAfterABatchedWriteSendsTheBytesFirst) {
 // Writes made outside the I/O phase (a timer's callback), and writes of more buffers than a
 // batch entry holds, are not deferred: they complete inside Write().
 TEST_F(TcpConnectionTest, TimerAndManyBufferWritesAreNotBatched) {
-  batch_.Start(loop_.get());
-  Connect();
-  server_->conn.StartReading();
-  client_->conn.StartReading();
+  ConnectBatched();
   bool many_completed = false;
   std::string parts[WriteBatch::kMaxBuffers + 1];
   uv_buf_t bufs[WriteBatch::kMaxBuffers + 1];
@@ -561,10 +554,7 @@ TEST_F(TcpConnectionTest, TimerAndManyBufferWritesAreNotBatched) {
 
 // Closing the batch sends what waits, at once; writes after it are not batched.
 TEST_F(TcpConnectionTest, ClosingTheBatchSendsWhatWaits) {
-  batch_.Start(loop_.get());
-  Connect();
-  server_->conn.StartReading();
-  client_->conn.StartReading();
+  ConnectBatched();
   int done_after_close = -1;
   server_->on_read = [&] {
     server_->Send("flushed by Close");

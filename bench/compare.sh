@@ -256,10 +256,8 @@ run_wrk() {
     fi
   done
   if [[ -n $perf_file ]]; then
-    perf record -q -e cpu-clock -F 4999 -p "$(IFS=,; echo "${pids[*]}")" -o "$perf_file" \
-      >/dev/null 2>&1 &
-    perf_pid=$!
-    sleep 0.3  # perf attaches before the load starts
+    perf_sample "$perf_file" "${pids[@]}"
+    perf_pid=$PERF_SAMPLE_PID
   fi
   read -r user sys <<<"$(cpu_ticks_split "${pids[@]}")"
   # In the background so that a signal to this script is handled at once (see the traps).
@@ -269,10 +267,7 @@ run_wrk() {
   wait "$wrk_pid" || true
   wrk_pid=
   read -r after_user after_sys <<<"$(cpu_ticks_split "${pids[@]}")"
-  if [[ -n $perf_pid ]]; then
-    kill -INT "$perf_pid" 2>/dev/null || true
-    wait "$perf_pid" || true
-  fi
+  [[ -z $perf_pid ]] || perf_sample_stop "$perf_pid"
   parse_wrk "$out" || exit 1
   read -r RUN_CPU_US RUN_USER_US RUN_SYS_US < <(awk -v u=$((after_user - user)) \
     -v s=$((after_sys - sys)) -v hz="$clk_tck" -v n="$RUN_REQS" \

@@ -163,6 +163,13 @@ int RunEpoll(bool edge, bool batch, int lfd, int upstream_port) {
     close(p->upstream.from);
     p->dead = true;
   };
+  // Sends the complete message of `m` bytes at the start of the side's buffer; false when the
+  // kernel did not take all of it (the pair is then closed).
+  auto forward = [](Side& side, size_t m) {
+    if (send(side.to, side.buf, m, MSG_NOSIGNAL) != static_cast<ssize_t>(m)) return false;
+    Consume(side, m);
+    return true;
+  };
   std::vector<Pair*> dead;
   std::vector<std::pair<Side*, size_t>> pending;  // batch: the turn's messages, sent after it
   for (;;) {
@@ -203,17 +210,11 @@ int RunEpoll(bool edge, bool batch, int lfd, int upstream_port) {
         // Edge-triggered: a short read means the socket is drained, as nginx assumes.
         if (!edge || static_cast<size_t>(r) < room) break;
       }
-      if (!closed) {
-        if (const size_t m = MessageLength(*side); m != 0 && batch) {
-          pending.emplace_back(side, m);
-        } else if (m != 0) {
-          const ssize_t w = send(side->to, side->buf, m, MSG_NOSIGNAL);
-          if (w != static_cast<ssize_t>(m)) {
-            closed = true;
-          } else {
-            Consume(*side, m);
-          }
-        }
+      const size_t m = closed ? 0 : MessageLength(*side);
+      if (m != 0 && batch) {
+        pending.emplace_back(side, m);
+      } else if (m != 0) {
+        closed = !forward(*side, m);
       }
       if (closed) {
         close_pair(p);
@@ -221,12 +222,9 @@ int RunEpoll(bool edge, bool batch, int lfd, int upstream_port) {
       }
     }
     for (auto [side, m] : pending) {
-      if (side->pair->dead) continue;
-      if (send(side->to, side->buf, m, MSG_NOSIGNAL) != static_cast<ssize_t>(m)) {
+      if (!side->pair->dead && !forward(*side, m)) {
         close_pair(side->pair);
         dead.push_back(side->pair);
-      } else {
-        Consume(*side, m);
       }
     }
     pending.clear();

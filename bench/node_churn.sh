@@ -429,13 +429,11 @@ run_wrk() {
   ((delay_ms > 0)) && script=(-s "$root/bench/wrk/paced.lua")
   RUN_QFILES=${out%.txt}.q
   local perf_pids=()
-  if [[ -n ${PERF_LABEL:-} ]]; then
-    perf record -q -e cpu-clock -F 4999 -p "$(IFS=,; echo "${backend_pids[*]}")" \
-      -o "${out%.txt}.backend.perf" >/dev/null 2>&1 &
-    perf_pids+=($!)
-    perf record -q -e cpu-clock -F 4999 -p "$gw_pid" -o "${out%.txt}.gateway.perf" >/dev/null 2>&1 &
-    perf_pids+=($!)
-    sleep 0.3  # perf attaches before the load starts
+  if ((${PERF_SAMPLE:-0})); then  # the measured runs of PERF=1 (not the warm-ups)
+    perf_sample "${out%.txt}.backend.perf" "${backend_pids[@]}"
+    perf_pids+=("$PERF_SAMPLE_PID")
+    perf_sample "${out%.txt}.gateway.perf" "$gw_pid"
+    perf_pids+=("$PERF_SAMPLE_PID")
   fi
   WRK_QUANTILES=$RUN_QFILES "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
     "$gw_url" -- 1 "$delay_ms" >"$out" 2>&1 &
@@ -444,10 +442,7 @@ run_wrk() {
   wrk_pid=
   end=$(date +%s.%N)
   after=$(thread_ticks)
-  if ((${#perf_pids[@]} > 0)); then
-    kill -INT "${perf_pids[@]}" 2>/dev/null || true
-    wait "${perf_pids[@]}" || true
-  fi
+  perf_sample_stop "${perf_pids[@]}"
   fake_after=$(cpu_ticks "$fake_pid")
   RUN_FAKE_PCT=$(run_share $((fake_after - fake_before)))
   RUN_BACKEND_PCT=$(run_share $(($(cpu_ticks "${backend_pids[@]}") - backend_before)))
@@ -621,7 +616,7 @@ while ((kept < rounds)); do
       fi
       out=$work/$mode-$round/wrk.txt
     fi
-    PERF_LABEL=$( ((perf)) && echo "$mode") run_wrk "$duration" "$out"
+    PERF_SAMPLE=$perf run_wrk "$duration" "$out"
     if ((perf)); then
       perf_runs+=("$mode-backend" "${out%.txt}.backend.perf" "$RUN_REQS"
         "$mode-gateway" "${out%.txt}.gateway.perf" "$RUN_REQS")

@@ -151,6 +151,23 @@ cpu_ticks() {
 # field of /proc/stat; 0 on bare metal). A vCPU waiting for the host, to run again or to wake
 # from idle, stalls whatever it was about to run: in a run's p99 that is the host's, not the
 # program's. Per run: 100 * delta / (CLK_TCK * seconds * nproc) is the share of the machine.
+# perf_sample FILE PID...: starts `perf record -e cpu-clock` of the processes PID... into FILE in
+# the background (its pid in PERF_SAMPLE_PID), after giving it time to attach;
+# perf_sample_stop PID...: ends the samplers (perf writes FILE on SIGINT). For
+# bench/perf_per_req.py, which reads a sample's period as the CPU time it stands for.
+perf_sample() {
+  local file=$1
+  shift
+  perf record -q -e cpu-clock -F 4999 -p "$(IFS=,; echo "$*")" -o "$file" >/dev/null 2>&1 &
+  PERF_SAMPLE_PID=$!
+  sleep 0.3  # perf attaches before the load starts
+}
+perf_sample_stop() {
+  (($# > 0)) || return 0
+  kill -INT "$@" 2>/dev/null || true
+  wait "$@" || true
+}
+
 steal_ticks() { awk '$1 == "cpu" {print $9 + 0; exit}' /proc/stat; }
 
 # cpu_ticks_split PID...: "utime stime" (clock ticks) summed over the given processes.

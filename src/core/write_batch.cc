@@ -12,7 +12,7 @@ thread_local WriteBatch* t_batch = nullptr;
 
 }  // namespace
 
-WriteBatch::~WriteBatch() { assert(loop_ == nullptr || closed_); }
+WriteBatch::~WriteBatch() { assert(loop_ == nullptr); }
 
 void WriteBatch::Start(uv_loop_t* loop) {
   assert(loop_ == nullptr);
@@ -29,9 +29,9 @@ void WriteBatch::Start(uv_loop_t* loop) {
 }
 
 void WriteBatch::Close() {
-  if (loop_ == nullptr || closed_) return;
+  if (loop_ == nullptr) return;
   Flush();
-  closed_ = true;
+  loop_ = nullptr;
   uv_close(reinterpret_cast<uv_handle_t*>(&prepare_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&check_), nullptr);
   if (t_batch == this) t_batch = nullptr;

@@ -40,6 +40,7 @@ class WriteBatch {
 
   WriteBatch() = default;
   // REQUIRES: never started, or Close() ran and the loop has run the handles' close callbacks.
+  // (A closed batch may not be started again.)
   ~WriteBatch();
   WriteBatch(const WriteBatch&) = delete;
   WriteBatch& operator=(const WriteBatch&) = delete;
@@ -80,9 +81,8 @@ class WriteBatch {
   std::unique_ptr<Entry[]> entries_;
   size_t size_ = 0;
   size_t capacity_ = 0;
-  uv_loop_t* loop_ = nullptr;
+  uv_loop_t* loop_ = nullptr;  // while started (Start() to Close())
   bool collecting_ = false;
-  bool closed_ = false;
 };
 
 }  // namespace turnpike::core

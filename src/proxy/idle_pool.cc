@@ -5,6 +5,8 @@
 #include <bit>
 #include <cstring>
 
+#include "base/prefetch.h"
+
 namespace turnpike::proxy {
 
 PoolAddr PoolAddr::Of(const sockaddr* addr, socklen_t len) {
@@ -55,6 +57,17 @@ PoolHook* IdlePool::Take(const PoolAddr& addr) {
   c->pool_next = nullptr;
   c->pooled = false;
   return c;
+}
+
+void IdlePool::PrefetchSlot(const PoolAddr& addr) const {
+  if (slots_.empty()) return;
+  // The home slot and the line after it: a hit is most often found within two entries.
+  base::PrefetchLines<base::kPrefetchWrite>(&slots_[Home(Hash(addr))], 2 * sizeof(Entry));
+}
+
+const PoolHook* IdlePool::PeekIdle(const PoolAddr& addr) const {
+  const size_t i = Find(addr, Hash(addr));
+  return i == SIZE_MAX ? nullptr : slots_[i].head;
 }
 
 bool IdlePool::Put(PoolHook* conn, size_t limit) {

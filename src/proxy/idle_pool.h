@@ -17,8 +17,8 @@
 // Only IPv4 and IPv6 addresses are pooled (nodes are IP addresses once resolved); any other
 // address has an invalid PoolAddr and Put() refuses it.
 //
-// Thread rules: worker scope, not thread-safe. Costs: Take, Put, Remove, Release are O(1)
-// expected (one hash of three words, a probe over adjacent entries); TakeAll is O(capacity +
+// Thread rules: worker scope, not thread-safe. Costs: Take, Put, Remove, Release, PeekIdle
+// are O(1) expected (one hash of three words, a probe over adjacent entries); TakeAll is O(capacity +
 // idle connections).
 #pragma once
 
@@ -93,6 +93,13 @@ class IdlePool {
       f(c);
     }
   }
+
+  // Hints for a Take(addr) to come, a request or two from now (prefetching only: nothing
+  // changes). PrefetchSlot starts loading the cache lines of the address's home slot;
+  // PeekIdle returns the connection Take(addr) would return now, or null: a probe, which
+  // costs a cache miss unless PrefetchSlot's lines have arrived.
+  void PrefetchSlot(const PoolAddr& addr) const;
+  const PoolHook* PeekIdle(const PoolAddr& addr) const;
 
   // Addresses with an entry.
   size_t addresses() const { return size_; }

@@ -10,6 +10,7 @@
 #include "core/loop_clock.h"
 #include "proxy/downstream_connection.h"
 #include "proxy/exchange.h"
+#include "proxy/pick_prefetch.h"
 #include "proxy/upstream_connection.h"
 
 namespace turnpike::proxy {
@@ -183,6 +184,14 @@ void Worker::OnUpstreamClosed(UpstreamConnection* conn) {
   idle_.Remove(conn);  // a pooled connection closed without RemoveIdle (none today)
   idle_.Release(conn->pool_addr);
   MaybeFinish();
+}
+
+void Worker::PrefetchNextPicks(const Upstream& up, const upstream::NodeSet& pinned) {
+  const upstream::Picker* picker = pickers_.picker(up);
+  if (picker == nullptr || picker->built_from() != &pinned) return;
+  // UpstreamConnection starts with its PoolHook (its first base): the hook's address is the
+  // object's.
+  proxy::PrefetchNextPicks<sizeof(UpstreamConnection)>(*picker, pinned.nodes, idle_);
 }
 
 UpstreamConnection* Worker::TakeIdle(const PoolAddr& addr) {

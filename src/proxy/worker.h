@@ -125,10 +125,21 @@ class Worker {
   // picker, or, when the set changed since the request pinned it, a plain scan of `pinned`.
   // Opens `lease` for pickers that follow attempts: the caller ends it with EndAttempt()
   // (PickerTable::PickNode).
+  //
+  // After a first attempt's pick from a set of kPrefetchNodes nodes or more, starts loading
+  // what the next picks will touch (PrefetchNextPicks).
   uint32_t PickNode(const Upstream& up, const upstream::NodeSet& pinned,
                     const upstream::PickRequest& request, upstream::PickLease* lease) {
-    return pickers_.PickNode(up, pinned, request, lease);
+    const uint32_t index = pickers_.PickNode(up, pinned, request, lease);
+    if (pinned.nodes.size() >= kPrefetchNodes && request.tried->count() == 0) {
+      PrefetchNextPicks(up, pinned);
+    }
+    return index;
   }
+  // Sets whose nodes, pool slots and idle connections outgrow a core's L2 (~1 KB of them per
+  // node, so 256 nodes take ~256 KB); smaller ones stay cached, and the prefetch would cost
+  // more than it hides.
+  static constexpr size_t kPrefetchNodes = 256;
   // Hot path. The attempt of `lease` (if open) ended now; `final`: the request's last.
   void EndAttempt(upstream::PickLease* lease, bool final) {
     if (lease->open()) pickers_.EndAttempt(lease, uv_now(&loop_), final);
@@ -160,6 +171,10 @@ class Worker {
   void BeginDrain();
   void CloseAll();
   void MaybeFinish();
+
+  // Hot path. Starts loading what the next picks from `up`'s picker (built from `pinned`)
+  // will touch: nodes, pool slots, idle connections (proxy/pick_prefetch.h).
+  void PrefetchNextPicks(const Upstream& up, const upstream::NodeSet& pinned);
 
   int index_;
   std::shared_ptr<const config::GatewayConfig> gateway_;

@@ -111,6 +111,12 @@ class Picker {
     return Pick(request);
   }
 
+  // Worker, hot path; a hint for prefetching only, never relied upon. The node the
+  // `ahead`-th first-attempt pick from now (1: the next one) will return if nothing changes
+  // meanwhile (no retry, no rebuild, no health mark), when the picker knows it in O(1); kNone
+  // otherwise (the default: a pick that depends on the request or on load cannot be told).
+  virtual uint32_t Ahead(uint32_t /*ahead*/) const { return kNone; }
+
   // Whether Pick() wants to hear when each attempt ends (least_conn's in-flight counts,
   // ewma's latencies). The caller then reports every pick exactly once, through a
   // PickLease, so that a count never drifts.

@@ -176,6 +176,17 @@ uint32_t RoundRobinPicker::Pick(const PickRequest& request) {
   return PickAvoiding(tried);
 }
 
+uint32_t RoundRobinPicker::Ahead(uint32_t ahead) const {
+  // With nodes down, Pick() walks the retry groups instead.
+  if (classes_.size() != 1 || ahead == 0 || down_.count() != 0) return kNone;
+  // One class: smooth weighted round robin takes its nodes in turn, from `next` on.
+  const WeightClass& c = classes_[0];
+  const uint32_t size = c.end - c.begin;
+  uint64_t at = uint64_t{c.next} + ahead - 1;
+  if (at >= c.end) at = c.begin + (at - c.begin) % size;
+  return ClassNode(static_cast<uint32_t>(at));
+}
+
 uint32_t RoundRobinPicker::PickAvoiding(const TriedSet& tried) {
   if (tried.count() == 0 && !classes_.empty()) {
     WeightClass* best = nullptr;

@@ -34,6 +34,9 @@ class RoundRobinPicker final : public Picker {
   // Nodes marked down (set_down) are skipped like tried ones, at a retry's cost; when that
   // leaves nothing, the down nodes are used too (fail-open).
   uint32_t Pick(const PickRequest& request) override;
+  // Known when one weight class holds every weighted node of the group in use (the usual
+  // discovered set, or any group of equal weights): its picks go in turn. O(1).
+  uint32_t Ahead(uint32_t ahead) const override;
 
  private:
   // Build(): O(1) for a set whose summary (NodeSet::summary, filled by the producer) says

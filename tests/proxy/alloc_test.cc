@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "config/specs.h"
@@ -255,6 +256,32 @@ struct HelloWorker {
   int fd = -1;
 };
 
+// A started worker of `gateway` serving `routes`, and a client connection to it (fd < 0 when
+// something failed to start). Close() closes the connection, then drains and joins the worker,
+// which can still be inspected after it; the destructor closes what is left.
+struct RoutedWorker {
+  RoutedWorker(const std::shared_ptr<config::GatewayConfig>& gateway,
+               const config::RoutesConfig& routes)
+      : serving(gateway) {
+    if (serving.listen_fd < 0) return;
+    BuildReport report;
+    serving.worker.Start(BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report));
+    started = true;
+    fd = ConnectTo(serving.port);
+  }
+  ~RoutedWorker() { Close(); }
+  void Close() {
+    if (fd >= 0) close(std::exchange(fd, -1));
+    if (std::exchange(started, false)) {
+      serving.worker.Drain();
+      serving.worker.Join();
+    }
+  }
+  ServingWorker serving;
+  bool started = false;
+  int fd = -1;
+};
+
 TEST(AllocationTest, WarmKeepAliveRequestsDoNotAllocate) {
   HelloWorker hello;
   const int fd = hello.fd;
@@ -327,19 +354,12 @@ TEST(WorkerPoolTest, ClosedConnectionsTakeTheirAddressesOutOfThePool) {
   auto gateway = OneWorkerGateway();
   config::RoutesConfig routes = OriginRoutes(a.port());
   routes.upstreams[0].nodes.push_back({.host = "127.0.0.1", .port = b.port(), .weight = 1});
-  BuildReport report;
-  SnapshotConstSharedPtr snap = BuildSnapshot({gateway.get(), &routes, nullptr, 1}, &report);
-  ServingWorker serving(gateway);
-  ASSERT_GE(serving.listen_fd, 0);
-  serving.worker.Start(snap);
-  int fd = ConnectTo(serving.port);
-  ASSERT_GE(fd, 0);
+  RoutedWorker routed(gateway, routes);
+  ASSERT_GE(routed.fd, 0);
   size_t response_len = 0;
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(RoundTrip(fd, kHelloRequest, &response_len));
-  close(fd);
-  serving.worker.Drain();
-  serving.worker.Join();
-  EXPECT_EQ(serving.worker.pooled_addresses(), 0u);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(RoundTrip(routed.fd, kHelloRequest, &response_len));
+  routed.Close();
+  EXPECT_EQ(routed.serving.worker.pooled_addresses(), 0u);
 }
 
 // Every balancer on the hot path, with two nodes so that the picker runs (one node bypasses
@@ -391,6 +411,32 @@ TEST(AllocationTest, WarmRequestsThroughEveryBalancerDoNotAllocate) {
     serving.worker.Drain();
     serving.worker.Join();
   }
+}
+
+// A round-robin upstream large enough (Worker::kPrefetchNodes nodes or more) that each pick
+// prefetches the next picks' nodes, pool slots and idle connections: the pipeline peeks at the
+// pool without changing it, so answers stay whole and nothing is allocated. The nodes
+// alternate between two origins (each serves one connection at a time, which the pool
+// keeps).
+TEST(AllocationTest, WarmRequestsToALargeRoundRobinSetDoNotAllocate) {
+  Origin a;
+  Origin b;
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto gateway = OneWorkerGateway();
+  config::RoutesConfig routes = OriginRoutes(a.port());
+  routes.upstreams[0].nodes.clear();
+  constexpr size_t kNodes = Worker::kPrefetchNodes + 44;
+  for (size_t i = 0; i < kNodes; ++i) {
+    routes.upstreams[0].nodes.push_back(
+        {.host = "127.0.0.1", .port = i % 2 == 0 ? a.port() : b.port(), .weight = 1});
+  }
+  RoutedWorker routed(gateway, routes);
+  ASSERT_GE(routed.fd, 0);
+  size_t response_len = 0;
+  std::optional<uint64_t> allocations = WarmAllocations(
+      kRequests, [&] { return RoundTrip(routed.fd, kHelloRequest, &response_len); });
+  ASSERT_TRUE(allocations.has_value());
+  EXPECT_EQ(*allocations, 0u) << "heap allocations over " << kRequests << " warm requests";
 }
 
 // An upstream with active and passive checks: every request checks its health slot (first use,

@@ -102,6 +102,29 @@ TEST(IdlePoolTest, TakesTheLastPutPerAddressUpToTheLimit) {
   EXPECT_FALSE(pool.Put(Conn(&owned, V4(0x7f000001, 81)), 0)) << "no pooling";
 }
 
+TEST(IdlePoolTest, PeekIdleTellsWhatTakeWouldReturnAndChangesNothing) {
+  std::vector<std::unique_ptr<PoolHook>> owned;
+  IdlePool pool;
+  const PoolAddr a = V4(0x7f000001, 80);
+  pool.PrefetchSlot(a);  // an empty table: nothing to load, no fault
+  EXPECT_EQ(pool.PeekIdle(a), nullptr);
+  PoolHook* a1 = Conn(&owned, a);
+  PoolHook* a2 = Conn(&owned, a);
+  ASSERT_TRUE(pool.Put(a1, 4));
+  ASSERT_TRUE(pool.Put(a2, 4));
+  pool.PrefetchSlot(a);
+  pool.PrefetchSlot(V6("::1", 80));  // an address the table does not hold
+  EXPECT_EQ(pool.PeekIdle(a), a2);
+  EXPECT_EQ(pool.PeekIdle(a), a2) << "a peek takes nothing";
+  EXPECT_TRUE(a2->pooled);
+  EXPECT_EQ(pool.idle(a), 2u);
+  EXPECT_EQ(pool.Take(a), a2);
+  EXPECT_EQ(pool.PeekIdle(a), a1);
+  EXPECT_EQ(pool.Take(a), a1);
+  EXPECT_EQ(pool.PeekIdle(a), nullptr) << "the entry stays, with no idle connection";
+  EXPECT_EQ(pool.PeekIdle(V4(0x7f000002, 80)), nullptr);
+}
+
 TEST(IdlePoolTest, RemoveUnlinksAnywhereInTheList) {
   std::vector<std::unique_ptr<PoolHook>> owned;
   IdlePool pool;

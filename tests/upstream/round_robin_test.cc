@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -306,6 +307,52 @@ TEST_P(RoundRobinTest, RebuildOnANewSet) {
   // Shrinking the set never yields an index from the old one.
   p.Build(Set({4}));
   for (int i = 0; i < 5; ++i) EXPECT_EQ(p.Pick(TriedSet()), 0u);
+}
+
+// Ahead(d) (a prefetch hint) against the picks that follow: at every step, the d-th next
+// first-attempt pick, for sets of one weight class (zero-weight and lower-priority nodes
+// aside); kNone where the next picks cannot be told in O(1).
+TEST_P(RoundRobinTest, AheadTellsTheNextPicksOfOneWeightClass) {
+  const std::vector<std::pair<std::vector<int>, std::vector<int>>> sets = {
+      {{1, 1, 1, 1, 1}, {}},
+      {{2, 0, 2, 2}, {}},              // class: nodes 0, 2, 3
+      {{5, 5, 7}, {1, 1, 0}},          // the highest group: nodes 0, 1
+      {std::vector<int>(70, 3), {}}};  // more than 64 nodes, wrapping past the end
+  for (const auto& [weights, priorities] : sets) {
+    RoundRobinPicker p;
+    p.Build(Set(weights, priorities));
+    constexpr int kSteps = 150;
+    std::vector<std::array<uint32_t, 3>> told;
+    std::vector<uint32_t> picked;
+    TriedSet none;
+    for (int k = 0; k < kSteps; ++k) {
+      told.push_back({p.Ahead(1), p.Ahead(2), p.Ahead(3)});
+      picked.push_back(p.Pick(none));
+    }
+    for (int k = 0; k + 3 <= kSteps; ++k) {
+      for (uint32_t d = 1; d <= 3; ++d) {
+        ASSERT_EQ(told[k][d - 1], picked[k + d - 1])
+            << "set of " << weights.size() << ", step " << k << ", " << d << " ahead";
+      }
+    }
+    EXPECT_EQ(p.Ahead(0), kNone);
+  }
+
+  RoundRobinPicker classes;
+  classes.Build(Set({3, 2, 1}));
+  EXPECT_EQ(classes.Ahead(1), kNone) << "smooth weights over several classes";
+
+  RoundRobinPicker down;
+  down.Build(Set({1, 1, 1}));
+  TriedSet marks;
+  marks.Add(1);
+  down.set_down(marks);
+  EXPECT_EQ(down.Ahead(1), kNone) << "with nodes down, picks walk the retry groups";
+
+  RoundRobinPicker empty;
+  EXPECT_EQ(empty.Ahead(1), kNone);
+  empty.Build(Set({}));
+  EXPECT_EQ(empty.Ahead(1), kNone);
 }
 
 // `n` nodes of weight 1, node i named by `id(i)` (port 80), summarized as the suite says.

@@ -18,8 +18,8 @@
 // address has an invalid PoolAddr and Put() refuses it.
 //
 // Thread rules: worker scope, not thread-safe. Costs: Take, Put, Remove, Release, PeekIdle
-// are O(1) expected (one hash of three words, a probe over adjacent entries); TakeAll is O(capacity +
-// idle connections).
+// are O(1) expected (one hash of three words, a probe over adjacent entries); TakeAll is
+// O(capacity + idle connections).
 #pragma once
 
 #include <sys/socket.h>

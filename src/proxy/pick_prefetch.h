@@ -1,8 +1,8 @@
 // PrefetchNextPicks: what a worker's next round-robin picks will touch, loaded ahead.
 //
 // With an upstream of 10k nodes taken in turn, each request touches a node, a pool slot and an
-// idle connection that the requests in between have pushed out of the cache: ~650 ns of cache
-// misses a request on the gateway's worker (docs/benchmarks.md). A picker that can tell its
+// idle connection that the requests in between have pushed out of the cache: ~430 ns of cache
+// misses a request on the gateway's worker, measured by symbol (docs/benchmarks.md). A picker that can tell its
 // next picks (upstream::Picker::Ahead) lets the worker load them beforehand, in a pipeline
 // where each stage uses what the stage before loaded one pick earlier:
 //   - three picks ahead, the node (its cache lines);

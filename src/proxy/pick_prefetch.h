@@ -2,9 +2,9 @@
 //
 // With an upstream of 10k nodes taken in turn, each request touches a node, a pool slot and an
 // idle connection that the requests in between have pushed out of the cache: ~430 ns of cache
-// misses a request on the gateway's worker, measured by symbol (docs/benchmarks.md). A picker that can tell its
-// next picks (upstream::Picker::Ahead) lets the worker load them beforehand, in a pipeline
-// where each stage uses what the stage before loaded one pick earlier:
+// misses a request on the gateway's worker, measured by symbol (docs/benchmarks.md). A picker
+// that can tell its next picks (upstream::Picker::Ahead) lets the worker load them beforehand,
+// in a pipeline where each stage uses what the stage before loaded one pick earlier:
 //   - three picks ahead, the node (its cache lines);
 //   - two picks ahead, its pool slot (the node's address is cached by then: hashed, the slot's
 //     lines loaded);

@@ -69,12 +69,14 @@ upstream::NodeSetConstSharedPtr PickerTable::CurrentNodes(const Upstream& up) {
 }
 
 uint32_t PickerTable::PickNode(const Upstream& up, const upstream::NodeSet& pinned,
-                               const upstream::PickRequest& request, upstream::PickLease* lease) {
+                               const upstream::PickRequest& request, upstream::PickLease* lease,
+                               const upstream::Picker** used) {
   if (pinned.nodes.size() == 1) return request.tried->Contains(0) ? upstream::Picker::kNone : 0;
   upstream::Picker* picker = Current(up) ? pickers_[up.slot].get() : nullptr;
   if (picker == nullptr || picker->built_from() != &pinned) {
     return upstream::PickUntried(pinned, *request.tried);
   }
+  if (used != nullptr) *used = picker;
   const uint32_t index = picker->Pick(request);
   if (index != upstream::Picker::kNone && picker->tracks_attempts()) {
     lease->Take(picker, index, request.now_ms);

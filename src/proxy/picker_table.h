@@ -51,9 +51,11 @@ class PickerTable {
   // unless tried). Otherwise uses the upstream's picker when it is still built from `pinned`,
   // opening `lease` when that picker tracks attempts (the caller ends it with EndAttempt);
   // otherwise (the set changed between two attempts of the request, or `up` is of an older
-  // snapshot) a plain scan of `pinned` (upstream::PickUntried). No allocation.
+  // snapshot) a plain scan of `pinned` (upstream::PickUntried). No allocation. `used`, when
+  // given, is set to the picker that picked (null for a single node or a scan).
   uint32_t PickNode(const Upstream& up, const upstream::NodeSet& pinned,
-                    const upstream::PickRequest& request, upstream::PickLease* lease);
+                    const upstream::PickRequest& request, upstream::PickLease* lease,
+                    const upstream::Picker** used = nullptr);
 
   // Hot path. Ends `lease` if open (see upstream::PickLease::End): the attempt it stands for
   // ended at `now_ms`; `final` for the request's last attempt. Frees the lease's picker if a

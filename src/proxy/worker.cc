@@ -186,12 +186,10 @@ void Worker::OnUpstreamClosed(UpstreamConnection* conn) {
   MaybeFinish();
 }
 
-void Worker::PrefetchNextPicks(const Upstream& up, const upstream::NodeSet& pinned) {
-  const upstream::Picker* picker = pickers_.picker(up);
-  if (picker == nullptr || picker->built_from() != &pinned) return;
+void Worker::PrefetchNextPicks(const upstream::Picker& picker, const upstream::NodeSet& pinned) {
   // UpstreamConnection starts with its PoolHook (its first base): the hook's address is the
   // object's.
-  proxy::PrefetchNextPicks<sizeof(UpstreamConnection)>(*picker, pinned.nodes, idle_);
+  proxy::PrefetchNextPicks<sizeof(UpstreamConnection)>(picker, pinned.nodes, idle_);
 }
 
 UpstreamConnection* Worker::TakeIdle(const PoolAddr& addr) {

@@ -130,10 +130,12 @@ class Worker {
   // what the next picks will touch (PrefetchNextPicks).
   uint32_t PickNode(const Upstream& up, const upstream::NodeSet& pinned,
                     const upstream::PickRequest& request, upstream::PickLease* lease) {
-    const uint32_t index = pickers_.PickNode(up, pinned, request, lease);
-    if (pinned.nodes.size() >= kPrefetchNodes && request.tried->count() == 0) {
-      PrefetchNextPicks(up, pinned);
+    if (pinned.nodes.size() < kPrefetchNodes || request.tried->count() != 0) {
+      return pickers_.PickNode(up, pinned, request, lease);
     }
+    const upstream::Picker* picker = nullptr;
+    const uint32_t index = pickers_.PickNode(up, pinned, request, lease, &picker);
+    if (picker != nullptr) PrefetchNextPicks(*picker, pinned);
     return index;
   }
   // Sets whose nodes, pool slots and idle connections outgrow a core's L2 (~1 KB of them per
@@ -172,9 +174,9 @@ class Worker {
   void CloseAll();
   void MaybeFinish();
 
-  // Hot path. Starts loading what the next picks from `up`'s picker (built from `pinned`)
-  // will touch: nodes, pool slots, idle connections (proxy/pick_prefetch.h).
-  void PrefetchNextPicks(const Upstream& up, const upstream::NodeSet& pinned);
+  // Hot path. Starts loading what the next picks from `picker` (built from `pinned`) will
+  // touch: nodes, pool slots, idle connections (proxy/pick_prefetch.h).
+  void PrefetchNextPicks(const upstream::Picker& picker, const upstream::NodeSet& pinned);
 
   int index_;
   std::shared_ptr<const config::GatewayConfig> gateway_;

@@ -136,6 +136,9 @@
 #                             (chrt -i), in both modes (an experiment: what is left of the gap
 #                             when the control thread never keeps a woken worker waiting?)
 #        KEEP=0               1 = keep the work directory
+#        ACCESS_LOG_FORMAT    set: each gateway writes an access log in its run's directory in this
+#                             format (nginx's variables; with KEEP=1, e.g. '$msec $upstream_addr
+#                             $request_time' for bench/experiments/joiners.py)
 #        PAUSE_DAMON=0        1 = pause the kernel's DAMON monitors for the run (bench/lib/loadtest.sh)
 #        PERF=0               1 = every measured run's backend nginx workers and gateway are sampled
 #                             (`perf record -e cpu-clock`, apart), and the end prints ns per request

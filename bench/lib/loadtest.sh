@@ -364,7 +364,8 @@ EOF
 # Turnpike ---------------------------------------------------------------------------------------
 # start_turnpike_process DIR EXTRA CPU-PREFIX...: writes DIR/config.yaml (one worker, loopback,
 # keep-alive to the upstream as nginx's `keepalive 320`, error_log_level $TURNPIKE_LOG_LEVEL or
-# warn) with the YAML text EXTRA appended, and
+# warn; with $ACCESS_LOG_FORMAT set, an access log DIR/access.log in that format) with the YAML
+# text EXTRA appended, and
 # runs $turnpike_bin on it and DIR/apisix.yaml (written by the caller, with a route answering
 # /hello). Sets TURNPIKE_PORT and TURNPIKE_PID once /hello answers.
 start_turnpike_process() {
@@ -391,6 +392,7 @@ nginx_config:
       keepalive: 320
       keepalive_requests: 1000
       keepalive_timeout: 60s
+$( [[ -n ${ACCESS_LOG_FORMAT:-} ]] && printf '    enable_access_log: true\n    access_log: %s/access.log\n    access_log_format: "%s"\n' "$dir" "$ACCESS_LOG_FORMAT")
 $extra
 EOF
   "$@" "$turnpike_bin" -c "$dir/config.yaml" >"$dir/turnpike.log" 2>&1 &

@@ -1,5 +1,6 @@
 import sys, statistics
-# access log lines: "<msec> <upstream_addr> <request_time_us>"; argv: files
+# access log lines: "<msec> <upstream_addr> <request_time>"; argv: files. request_time in
+# microseconds (request-time-us.patch) or, with a dot, nginx's seconds (millisecond steps).
 def q(v, p):
     if not v: return float('nan')
     v = sorted(v); return v[min(len(v)-1, int(p*len(v)))]
@@ -11,7 +12,8 @@ for f in sys.argv[1:]:
         parts = line.split()
         if len(parts) < 3: continue
         try:
-            t = float(parts[0]); addr = parts[1]; us = int(parts[2])
+            t = float(parts[0]); addr = parts[1]
+            us = round(float(parts[2]) * 1e6) if '.' in parts[2] else int(parts[2])
         except ValueError:
             continue
         prev = last.get(addr)

@@ -373,6 +373,10 @@ start_turnpike_process() {
   shift 2
   free_port
   port=$REPLY
+  local access_log=  # the format as a YAML single-quoted scalar (a quote in it doubled)
+  [[ -n ${ACCESS_LOG_FORMAT:-} ]] &&
+    printf -v access_log "    enable_access_log: true\n    access_log: %s/access.log\n    access_log_format: '%s'" \
+      "$dir" "${ACCESS_LOG_FORMAT//\'/\'\'}"
   cat >"$dir/config.yaml" <<EOF
 apisix:
   node_listen:
@@ -392,7 +396,7 @@ nginx_config:
       keepalive: 320
       keepalive_requests: 1000
       keepalive_timeout: 60s
-$( [[ -n ${ACCESS_LOG_FORMAT:-} ]] && printf '    enable_access_log: true\n    access_log: %s/access.log\n    access_log_format: "%s"\n' "$dir" "$ACCESS_LOG_FORMAT")
+$access_log
 $extra
 EOF
   "$@" "$turnpike_bin" -c "$dir/config.yaml" >"$dir/turnpike.log" 2>&1 &

@@ -21,7 +21,9 @@
 # control thread (the main thread: the watch, the parse, the Directory), of the worker (the busiest
 # other thread), of the fake (beside wrk) and of the backends' nginx workers (beside wrk too), and
 # the host's steal (a VM's CPUs waiting for the host: stalls that land in the p99 whatever the
-# mode). Run it detached and wait without a shell tool call running: on the sandboxed machines the
+# mode), and, new on 2026-12-06, what no process's CPU share shows: the CPUs' softirq time (the
+# gateway's CPU, the others), and the time the worker, wrk and the backend waited for a CPU
+# (schedstat's run_delay), with their churn/static ratios per request at the end. Run it detached and wait without a shell tool call running: on the sandboxed machines the
 # process that serves a running tool call takes a CPU for ~24 ms about every 10 s
 # (docs/benchmarks.md). At the end, medians over the rounds and the
 # churn/static p99 ratio: of the medians, the median of each round's ratio, the geometric mean of
@@ -348,16 +350,54 @@ stop_run() {
   stop_pid "$fake_pid"
 }
 
-# thread_ticks: "TID TICKS" for every thread of the gateway.
+# thread_ticks: "TID TICKS WAIT_NS" for every thread of the gateway: its CPU time (clock ticks)
+# and the time it spent runnable but not running (schedstat's run_delay, in ns).
 thread_ticks() {
-  local f stat fields
+  local f stat fields sched
   for f in /proc/"$gw_pid"/task/*/stat; do
     { stat=$(<"$f"); } 2>/dev/null || continue
+    { sched=$(<"${f%stat}schedstat"); } 2>/dev/null || sched="0 0 0"
     local tid=${f%/stat}
     tid=${tid##*/}
     stat=${stat##*) }
     read -r -a fields <<<"$stat"
-    echo "$tid $((fields[11] + fields[12]))"
+    read -r -a sched <<<"$sched"
+    echo "$tid $((fields[11] + fields[12])) ${sched[1]}"
+  done
+}
+
+# run_delay_ns PID...: the time every thread of the given processes spent runnable but not
+# running (ns, /proc/PID/task/TID/schedstat's second field), summed: how long they waited for
+# a CPU. Threads that exited are not counted.
+run_delay_ns() {
+  local total=0 pid f sched
+  for pid in "$@"; do
+    for f in /proc/"$pid"/task/*/schedstat; do
+      { sched=$(<"$f"); } 2>/dev/null || continue
+      read -r -a sched <<<"$sched"
+      total=$((total + sched[1]))
+    done
+  done
+  echo "$total"
+}
+
+# softirq_ticks: "GATEWAY LOAD": the clock ticks the CPUs spent in softirqs (/proc/stat), on
+# the gateway's CPU (0) and on the others (wrk's, the backend's) summed. With tick accounting
+# (no CONFIG_IRQ_TIME_ACCOUNTING) a tick that lands in a softirq is charged to no process, so
+# the processes' CPU shares above leave this out: loopback TCP's receive work runs as a softirq
+# on the CPU of the process that sent the segment.
+softirq_ticks() {
+  awk '$1 ~ /^cpu[0-9]+$/ {if ($1 == "cpu0") g += $8; else l += $8} END {print g + 0, l + 0}' /proc/stat
+}
+
+# sample_run_delay PID OUT: until PID exits, writes "SECONDS NS" to OUT every 0.5 s (the run_delay
+# of PID's threads, at $EPOCHREALTIME): for wrk, whose threads are gone when its run ends.
+sample_run_delay() {
+  local pid=$1 out=$2 d
+  while kill -0 "$pid" 2>/dev/null; do
+    d=$(run_delay_ns "$pid")
+    echo "$EPOCHREALTIME $d" >"$out.tmp" && mv -f "$out.tmp" "$out"
+    sleep 0.5
   done
 }
 
@@ -424,6 +464,9 @@ run_wrk() {
   before=$(thread_ticks)
   fake_before=$(cpu_ticks "$fake_pid")
   backend_before=$(cpu_ticks "${backend_pids[@]}")
+  local backend_wait_before sirq_before
+  backend_wait_before=$(run_delay_ns "${backend_pids[@]}")
+  sirq_before=$(softirq_ticks)
   steps_before=$(count_lines '^STEP' "$fake_out")
   stored_before=$(count_lines 'new node set stored' "$gw_log")
   start=$(date +%s.%N)
@@ -441,15 +484,30 @@ run_wrk() {
   WRK_QUANTILES=$RUN_QFILES "${load_cpus[@]}" wrk -t"$threads" -c"$connections" -d"$dur" --latency "${script[@]}" \
     "$gw_url" -- 1 "$delay_ms" >"$out" 2>&1 &
   wrk_pid=$!
+  local wrk_wait_file=${out%.txt}.wrkwait sampler_pid
+  sample_run_delay "$wrk_pid" "$wrk_wait_file" &
+  sampler_pid=$!
   wait "$wrk_pid" || true
   wrk_pid=
   end=$(date +%s.%N)
   after=$(thread_ticks)
+  wait "$sampler_pid" 2>/dev/null || true
   perf_sample_stop "${perf_pids[@]}"
   fake_after=$(cpu_ticks "$fake_pid")
   RUN_FAKE_PCT=$(run_share $((fake_after - fake_before)))
   RUN_BACKEND_PCT=$(run_share $(($(cpu_ticks "${backend_pids[@]}") - backend_before)))
   RUN_STEAL_PCT=$(run_share $(($(steal_ticks) - steal_before)) "$ncpu")
+  local sirq_after
+  read -r -a sirq_after <<<"$(softirq_ticks)"
+  read -r -a sirq_before <<<"$sirq_before"
+  RUN_SIRQ_GW_PCT=$(run_share $((sirq_after[0] - sirq_before[0])))
+  RUN_SIRQ_LOAD_PCT=$(run_share $((sirq_after[1] - sirq_before[1])))
+  # Waits as a % of the run's time (ns waited / ns of the run).
+  RUN_BACKEND_WAIT_PCT=$(awk -v d="$(($(run_delay_ns "${backend_pids[@]}") - backend_wait_before))" \
+    -v s="$start" -v e="$end" 'BEGIN {printf "%.2f", d / 1e7 / (e - s)}')
+  # wrk's: its last sample over the time from its start to that sample (0 if none was taken).
+  RUN_WRK_WAIT_PCT=$(awk -v s="$start" '{t = $1; d = $2} END {if (t > s) printf "%.2f", d / 1e7 / (t - s); else print "0.00"}' \
+    "$wrk_wait_file" 2>/dev/null || echo 0.00)
   RUN_CONNECTS=$(($(active_opens) - opens_before - connections))
   RUN_TCP=$(tcp_counters_delta "$tcp_before" "$(tcp_counters)")
   echo "tcp counters during the run: ${RUN_TCP:-none moved}" >>"$out"
@@ -460,10 +518,10 @@ run_wrk() {
   RUN_STEPS=$(($(count_lines '^STEP' "$fake_out") - steps_before))
   RUN_STORED=$(($(count_lines 'new node set stored' "$gw_log") - stored_before))
   parse_wrk "$out" || exit 1
-  read -r RUN_CTL_PCT RUN_WORKER_PCT < <(awk -v main="$gw_pid" -v hz="$clk_tck" -v s="$start" \
-    -v e="$end" 'NR == FNR {b[$1] = $2; next}
-      {d = $2 - b[$1]; if ($1 == main) ctl = d; else if (d > w) w = d}
-      END {printf "%.2f %.2f\n", 100 * ctl / hz / (e - s), 100 * w / hz / (e - s)}' \
+  read -r RUN_CTL_PCT RUN_WORKER_PCT RUN_WORKER_WAIT_PCT < <(awk -v main="$gw_pid" -v hz="$clk_tck" \
+    -v s="$start" -v e="$end" 'NR == FNR {b[$1] = $2; bw[$1] = $3; next}
+      {d = $2 - b[$1]; if ($1 == main) ctl = d; else if (d > w) {w = d; ww = $3 - bw[$1]}}
+      END {printf "%.2f %.2f %.2f\n", 100 * ctl / hz / (e - s), 100 * w / hz / (e - s), ww / 1e7 / (e - s)}' \
     <(echo "$before") <(echo "$after"))
 }
 
@@ -480,9 +538,10 @@ record_run() {
   done
   # Not a figure with medians: only the verdict's pooled p99 reads it (pooled-rounds.txt).
   this_round[qfiles $mode]=$RUN_QFILES
-  printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  connects %5d  control %5.2f%%  worker %6.2f%%  fake %5.2f%%  backend %6.2f%%  steal %5.2f%%\n' \
+  printf '  round %d  %-6s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  errors %d  changes %4d  sets stored %4d  connects %5d  control %5.2f%%  worker %6.2f%%  fake %5.2f%%  backend %6.2f%%  steal %5.2f%%  softirq gw %5.2f%% load %5.2f%%  waits worker %5.2f%% wrk %5.2f%% backend %5.2f%%\n' \
     "$round" "$mode" "$RUN_RPS" "$RUN_P50" "$RUN_P99" "$RUN_ERRORS" "$RUN_STEPS" "$RUN_STORED" \
-    "$RUN_CONNECTS" "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT" "$RUN_BACKEND_PCT" "$RUN_STEAL_PCT"
+    "$RUN_CONNECTS" "$RUN_CTL_PCT" "$RUN_WORKER_PCT" "$RUN_FAKE_PCT" "$RUN_BACKEND_PCT" "$RUN_STEAL_PCT" \
+    "$RUN_SIRQ_GW_PCT" "$RUN_SIRQ_LOAD_PCT" "$RUN_WORKER_WAIT_PCT" "$RUN_WRK_WAIT_PCT" "$RUN_BACKEND_WAIT_PCT"
   if ((RUN_ERRORS > 0)); then
     echo "  (errors: $(grep -h -E 'Non-2xx|Socket errors|^tcp counters' "$@" 2>/dev/null | tr '\n' ' '))"
   fi
@@ -508,6 +567,8 @@ use_gateway() {  # use_gateway MODE: run_wrk and stop_run act on MODE's gateway
 # recorded with record_run. Stops both gateways.
 run_interleaved_round() {
   local round=$1 mode turn f v order=(static churn)
+  local shares="CTL_PCT WORKER_PCT FAKE_PCT BACKEND_PCT STEAL_PCT SIRQ_GW_PCT SIRQ_LOAD_PCT"
+  shares+=" WORKER_WAIT_PCT WRK_WAIT_PCT BACKEND_WAIT_PCT"
   local -A sum=()
   ((round % 2)) || order=(churn static)
   for mode in "${order[@]}"; do
@@ -526,7 +587,7 @@ run_interleaved_round() {
       sleep 0.3  # (both modes) a resumed churn's first change is one interval away
       run_wrk "$slice_duration" "$work/$mode-$round/turn-$turn.txt"
       if [[ $mode == churn ]]; then kill -USR1 "$fake_pid"; fi
-      for f in RPS ERRORS STEPS STORED CONNECTS CTL_PCT WORKER_PCT FAKE_PCT BACKEND_PCT STEAL_PCT; do
+      for f in RPS ERRORS STEPS STORED CONNECTS $shares; do
         v=RUN_$f
         sum[$mode $f]=$(awk -v a="${sum[$mode $f]:-0}" -v b="${!v}" 'BEGIN {print a + b}')
       done
@@ -534,7 +595,7 @@ run_interleaved_round() {
   done
   for mode in static churn; do
     read -r RUN_P50 RUN_P99 _ < <(merge_quantiles "$work/$mode-$round"/turn-*.q)
-    for f in RPS CTL_PCT WORKER_PCT FAKE_PCT BACKEND_PCT STEAL_PCT; do
+    for f in RPS $shares; do
       printf -v "RUN_$f" '%s' "$(awk -v a="${sum[$mode $f]}" -v n="$slices" 'BEGIN {printf "%.2f", a / n}')"
     done
     for f in ERRORS STEPS STORED CONNECTS; do printf -v "RUN_$f" '%s' "${sum[$mode $f]}"; done
@@ -553,9 +614,11 @@ echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change ev
 # run_wrk variable it comes from. A round's figures wait in this_round ("figure mode") until
 # the round is kept or discarded.
 declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu backend_cpu steps stored connects steal this_round
+declare -A sirq_gw sirq_load wait_worker wait_wrk wait_backend
 declare -A source_of=([rps]=RUN_RPS [p50]=RUN_P50 [p99]=RUN_P99 [ctl]=RUN_CTL_PCT
   [wrk_cpu]=RUN_WORKER_PCT [fake_cpu]=RUN_FAKE_PCT [backend_cpu]=RUN_BACKEND_PCT [steps]=RUN_STEPS [stored]=RUN_STORED
-  [connects]=RUN_CONNECTS [steal]=RUN_STEAL_PCT)
+  [connects]=RUN_CONNECTS [steal]=RUN_STEAL_PCT [sirq_gw]=RUN_SIRQ_GW_PCT [sirq_load]=RUN_SIRQ_LOAD_PCT
+  [wait_worker]=RUN_WORKER_WAIT_PCT [wait_wrk]=RUN_WRK_WAIT_PCT [wait_backend]=RUN_BACKEND_WAIT_PCT)
 discarded=0
 p99_ratios=
 paired_ratios=
@@ -747,6 +810,34 @@ echo "p99 churn/static, pooled: ${pooled_ratio}x (p99 over all requests: static 
   "churn $pooled_churn ms; 90% bootstrap interval over rounds ${pooled_low}-${pooled_high});" \
   "errors static ${errs[static]}, churn ${errs[churn]}$( ((triple)) && echo ", paused ${errs[paused]}");" \
   "target 0 errors and <= 1.10x: $verdict"
+# Per request, churn against static, round by round (a figure's share of a CPU over the run's
+# req/s): where a mode's extra time goes, including what no process's CPU share shows (softirqs)
+# and time spent waiting for a CPU. Rounds where either run reads 0 are left out of that figure.
+# per_request_ratios FIGURE: the round's churn/static ratios of FIGURE per request, one a line.
+per_request_ratios() {
+  declare -n fig=$1
+  # shellcheck disable=SC2086
+  paste <(printf '%s\n' ${fig[churn]}) <(printf '%s\n' ${rps[churn]}) \
+    <(printf '%s\n' ${fig[static]}) <(printf '%s\n' ${rps[static]}) |
+    awk '$1 > 0 && $3 > 0 && $2 > 0 && $4 > 0 {printf "%.4f\n", ($1 / $2) / ($3 / $4)}'
+  unset -n fig
+}
+if [[ -n ${rps[churn]:-} && -n ${rps[static]:-} ]]; then
+  echo "per request, churn/static (geometric mean of per-round ratios, 90% interval, rounds):"
+  for figure in wrk_cpu backend_cpu sirq_gw sirq_load wait_worker wait_wrk wait_backend; do
+    ratios=$(per_request_ratios "$figure")
+    n=$(wc -w <<<"$ratios")
+    if ((n < 2)); then
+      printf '  %-14s (fewer than 2 rounds with both runs above 0)\n' "$figure"
+      continue
+    fi
+    # shellcheck disable=SC2086
+    read -r fg fl fh < <(geo_interval $ratios)
+    printf '  %-14s %sx (%s-%s), %d rounds\n' "$figure" "$fg" "$fl" "$fh" "$n"
+  done
+  echo "  (wrk_cpu: the gateway's worker; sirq_gw / sirq_load: softirq time on the gateway's CPU /" \
+    "on wrk's and the backend's; wait_*: time runnable but not running)"
+fi
 if ((${#perf_runs[@]} > 0)); then
   echo
   echo "where the CPU goes (PERF=1: perf record -e cpu-clock of the backend's nginx workers and of the gateway)"

@@ -370,15 +370,23 @@ thread_ticks() {
 # running (ns, /proc/PID/task/TID/schedstat's second field), summed: how long they waited for
 # a CPU. Threads that exited are not counted.
 run_delay_ns() {
-  local total=0 pid f sched
+  local total
+  run_delay_into total "$@"
+  echo "$total"
+}
+# run_delay_into VAR PID...: the same, into VAR, with no subshell (the wrk sampler's loop).
+run_delay_into() {
+  local -n into=$1
+  local sum=0 pid f sched
+  shift
   for pid in "$@"; do
     for f in /proc/"$pid"/task/*/schedstat; do
       { sched=$(<"$f"); } 2>/dev/null || continue
       read -r -a sched <<<"$sched"
-      total=$((total + sched[1]))
+      sum=$((sum + sched[1]))
     done
   done
-  echo "$total"
+  into=$sum
 }
 
 # softirq_ticks: "GATEWAY LOAD": the clock ticks the CPUs spent in softirqs (/proc/stat), on
@@ -391,12 +399,14 @@ softirq_ticks() {
 }
 
 # sample_run_delay PID OUT: until PID exits, writes "SECONDS NS" to OUT every 0.5 s (the run_delay
-# of PID's threads, at $EPOCHREALTIME): for wrk, whose threads are gone when its run ends.
+# of PID's threads, at $EPOCHREALTIME): for wrk, whose threads are gone when its run ends. OUT is
+# read only after the sampler has ended. Run it on wrk's CPUs: it forks a `sleep` per sample,
+# which must not take the gateway's CPU in either mode.
 sample_run_delay() {
   local pid=$1 out=$2 d
   while kill -0 "$pid" 2>/dev/null; do
-    d=$(run_delay_ns "$pid")
-    echo "$EPOCHREALTIME $d" >"$out.tmp" && mv -f "$out.tmp" "$out"
+    run_delay_into d "$pid"
+    echo "$EPOCHREALTIME $d" >"$out"
     sleep 0.5
   done
 }
@@ -487,6 +497,8 @@ run_wrk() {
   local wrk_wait_file=${out%.txt}.wrkwait sampler_pid
   sample_run_delay "$wrk_pid" "$wrk_wait_file" &
   sampler_pid=$!
+  # (its children inherit the CPUs)
+  ((${#load_cpus[@]})) && taskset -p -c "${load_cpus[2]}" "$sampler_pid" >/dev/null
   wait "$wrk_pid" || true
   wrk_pid=
   end=$(date +%s.%N)

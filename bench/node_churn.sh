@@ -386,6 +386,7 @@ run_delay_into() {
       sum=$((sum + sched[1]))
     done
   done
+  # shellcheck disable=SC2034  # a nameref: this sets the caller's variable
   into=$sum
 }
 
@@ -626,6 +627,7 @@ echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change ev
 # run_wrk variable it comes from. A round's figures wait in this_round ("figure mode") until
 # the round is kept or discarded.
 declare -A rps p50 p99 errs ctl wrk_cpu fake_cpu backend_cpu steps stored connects steal this_round
+# shellcheck disable=SC2034  # filled and read through namerefs (kept_values, per_request_ratios)
 declare -A sirq_gw sirq_load wait_worker wait_wrk wait_backend
 declare -A source_of=([rps]=RUN_RPS [p50]=RUN_P50 [p99]=RUN_P99 [ctl]=RUN_CTL_PCT
   [wrk_cpu]=RUN_WORKER_PCT [fake_cpu]=RUN_FAKE_PCT [backend_cpu]=RUN_BACKEND_PCT [steps]=RUN_STEPS [stored]=RUN_STORED

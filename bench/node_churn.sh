@@ -23,8 +23,9 @@
 # the host's steal (a VM's CPUs waiting for the host: stalls that land in the p99 whatever the
 # mode), and, new on 2026-12-06, what no process's CPU share shows: the CPUs' softirq time (the
 # gateway's CPU, the others), and the time the worker, wrk and the backend waited for a CPU
-# (schedstat's run_delay), with their churn/static ratios per request at the end. Run it detached and wait without a shell tool call running: on the sandboxed machines the
-# process that serves a running tool call takes a CPU for ~24 ms about every 10 s
+# (schedstat's run_delay), with their churn/static ratios per request at the end. Run it
+# detached and wait without a shell tool call running: on the sandboxed machines the process
+# that serves a running tool call takes a CPU for ~24 ms about every 10 s
 # (docs/benchmarks.md). At the end, medians over the rounds and the
 # churn/static p99 ratio: of the medians, the median of each round's ratio, the geometric mean of
 # each round's ratio with its 90% confidence interval, and the ratio of the pooled p99s (over every
@@ -394,7 +395,8 @@ run_delay_into() {
 # the gateway's CPU (0) and on the others (wrk's, the backend's) summed. With tick accounting
 # (no CONFIG_IRQ_TIME_ACCOUNTING) a tick that lands in a softirq is charged to no process, so
 # the processes' CPU shares above leave this out: loopback TCP's receive work runs as a softirq
-# on the CPU of the process that sent the segment.
+# on the CPU of the process that sent the segment. The split follows the pinning (PIN): with
+# PIN=0 nothing keeps the gateway on CPU 0 and the two figures are only the CPUs'.
 softirq_ticks() {
   awk '$1 ~ /^cpu[0-9]+$/ {if ($1 == "cpu0") g += $8; else l += $8} END {print g + 0, l + 0}' /proc/stat
 }

@@ -367,15 +367,9 @@ thread_ticks() {
   done
 }
 
-# run_delay_ns PID...: the time every thread of the given processes spent runnable but not
-# running (ns, /proc/PID/task/TID/schedstat's second field), summed: how long they waited for
-# a CPU. Threads that exited are not counted.
-run_delay_ns() {
-  local total
-  run_delay_into total "$@"
-  echo "$total"
-}
-# run_delay_into VAR PID...: the same, into VAR, with no subshell (the wrk sampler's loop).
+# run_delay_into VAR PID...: sets VAR to the time every thread of the given processes spent
+# runnable but not running (ns, /proc/PID/task/TID/schedstat's second field), summed: how long
+# they waited for a CPU. Threads that exited are not counted. No subshell (the wrk sampler's loop).
 run_delay_into() {
   local -n into=$1
   local sum=0 pid f sched
@@ -477,8 +471,8 @@ run_wrk() {
   before=$(thread_ticks)
   fake_before=$(cpu_ticks "$fake_pid")
   backend_before=$(cpu_ticks "${backend_pids[@]}")
-  local backend_wait_before sirq_before
-  backend_wait_before=$(run_delay_ns "${backend_pids[@]}")
+  local backend_wait_before backend_wait_after sirq_before
+  run_delay_into backend_wait_before "${backend_pids[@]}"
   sirq_before=$(softirq_ticks)
   steps_before=$(count_lines '^STEP' "$fake_out")
   stored_before=$(count_lines 'new node set stored' "$gw_log")
@@ -518,7 +512,8 @@ run_wrk() {
   RUN_SIRQ_GW_PCT=$(run_share $((sirq_after[0] - sirq_before[0])))
   RUN_SIRQ_LOAD_PCT=$(run_share $((sirq_after[1] - sirq_before[1])))
   # Waits as a % of the run's time (ns waited / ns of the run).
-  RUN_BACKEND_WAIT_PCT=$(awk -v d="$(($(run_delay_ns "${backend_pids[@]}") - backend_wait_before))" \
+  run_delay_into backend_wait_after "${backend_pids[@]}"
+  RUN_BACKEND_WAIT_PCT=$(awk -v d="$((backend_wait_after - backend_wait_before))" \
     -v s="$start" -v e="$end" 'BEGIN {printf "%.2f", d / 1e7 / (e - s)}')
   # wrk's: its last sample over the time from its start to that sample (0 if none was taken).
   RUN_WRK_WAIT_PCT=$(awk -v s="$start" '{t = $1; d = $2} END {if (t > s) printf "%.2f", d / 1e7 / (t - s); else print "0.00"}' \

@@ -7,6 +7,10 @@
 # VMs, up to 50 ms of CPU a second in stretches of several ms on either CPU:
 # docs/benchmarks.md) for the run, and turn them on again on exit. Off by default: a machine
 # setting, changed only when asked.
+# TCP_RTO_MIN_US=N (any script sourcing this; root, Linux 6.11+): the machine's minimum TCP RTO
+# (net.ipv4.tcp_rto_min_us, default 200000) set to N for the run and put back on exit, like
+# PAUSE_DAMON (node churn's "is it TCP's handling of a connection idle past its RTO?",
+# docs/benchmarks.md, 2026-12-06).
 # The sourcing script sets `keep` (1 = keep the work directory) and may set load_cpus (a
 # taskset prefix for wrk), and names itself in `bench_name` for messages.
 
@@ -48,6 +52,10 @@ cleanup() {
   for i in "${damon_paused[@]}"; do
     echo on >"$i/state" 2>/dev/null || echo "$bench_name: could not turn $i on again" >&2
   done
+  if [[ -n $rto_min_was ]]; then
+    echo "$rto_min_was" >"$rto_min_knob" 2>/dev/null ||
+      echo "$bench_name: could not put $rto_min_knob back to $rto_min_was" >&2
+  fi
   if [[ $keep == 1 ]]; then
     echo "$bench_name: work directory kept: $work" >&2
   else
@@ -71,6 +79,20 @@ if [[ ${PAUSE_DAMON:-0} == 1 ]]; then
     fi
   done
   echo "$bench_name: DAMON paused for the run: ${damon_paused[*]:-(none was on)}"
+fi
+
+# TCP's minimum RTO -------------------------------------------------------------------------------
+rto_min_knob=/proc/sys/net/ipv4/tcp_rto_min_us
+rto_min_was=  # the value cleanup puts back (set once this script changed it)
+if [[ -n ${TCP_RTO_MIN_US:-} ]]; then
+  if ! [[ $TCP_RTO_MIN_US =~ ^[0-9]+$ ]] || ! [[ -w $rto_min_knob ]]; then
+    echo "$bench_name: TCP_RTO_MIN_US wants microseconds and a writable $rto_min_knob (root, Linux 6.11+)" >&2
+    exit 2
+  fi
+  was=$(<"$rto_min_knob")
+  echo "$TCP_RTO_MIN_US" >"$rto_min_knob" || { echo "$bench_name: cannot set $rto_min_knob" >&2; exit 2; }
+  rto_min_was=$was
+  echo "$bench_name: TCP's minimum RTO for the run: $(<"$rto_min_knob") us (was $rto_min_was)"
 fi
 
 # Ports ------------------------------------------------------------------------------------------

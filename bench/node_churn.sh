@@ -124,6 +124,16 @@
 #                             against ~5-7 ms with per-address processes; docs/benchmarks.md);
 #                             per-address: nginx processes of PORTS_PER_NGINX listening sockets
 #                             each (the default before), for PORTS_PER_NGINX below
+#        GATEWAY=turnpike     floor: the null control. Instead of the fake and Turnpike, each run
+#                             starts bench/floor_balancer (built beside the fake) on the gateway's
+#                             CPU: a round robin over the same addresses with the same rotation
+#                             (one slice's block swapped for the longest-waiting spare every
+#                             INTERVAL_MS, churn only), no discovery, no set built, the least a
+#                             proxy does per request. Its churn/static is what rotating the
+#                             addresses costs the p99 on this machine whatever the proxy (the
+#                             columns keep their names: worker = its proxying thread, control and
+#                             fake ~0). Not with SAME, PAIRED, HISTORY, TRIPLE, SPARES_WARM,
+#                             INTERLEAVE, CONTROL_CPUS, CONTROL_SCHED or ACCESS_LOG_FORMAT.
 #        TURNPIKE_BIN         gateway (default build/release/src/daemon/turnpike)
 #        FAKE_BIN             default: build/release/bench/fake_kube_churn
 #        PIN=auto             auto|1|0: the gateway on CPU 0; wrk, nginx and the fake on the
@@ -180,6 +190,8 @@ threads=${THREADS:-1}
 perf=${PERF:-0}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
+floor_bin=$(dirname "$fake_bin")/floor_balancer
+gateway=${GATEWAY:-turnpike}
 pin=${PIN:-auto}
 keep=${KEEP:-0}
 per_nginx=${PORTS_PER_NGINX:-6000}
@@ -200,6 +212,14 @@ done
   { echo "$bench_name: INTERLEAVE=1 goes alone (not with PAIRED, HISTORY, TRIPLE or SPARES_WARM)" >&2; exit 2; }
 ((interleave && delay_ms > 0)) && { echo "$bench_name: INTERLEAVE=1 runs flat out (DELAY_MS=0)" >&2; exit 2; }
 ((interleave && slices < 1)) && { echo "$bench_name: SLICES must be >= 1" >&2; exit 2; }
+if [[ $gateway == floor ]]; then
+  ((same || paired || history || triple || spares_warm || interleave)) &&
+    { echo "$bench_name: GATEWAY=floor runs the plain unpaired design (not SAME, PAIRED, HISTORY, TRIPLE, SPARES_WARM, INTERLEAVE)" >&2; exit 2; }
+  [[ -z ${CONTROL_CPUS:-}${CONTROL_SCHED:-}${ACCESS_LOG_FORMAT:-} ]] ||
+    { echo "$bench_name: GATEWAY=floor has no control thread or access log" >&2; exit 2; }
+elif [[ $gateway != turnpike ]]; then
+  echo "$bench_name: GATEWAY must be turnpike or floor" >&2; exit 2
+fi
 ((perf && interleave)) && { echo "$bench_name: PERF=1 is for runs of one gateway at a time (not INTERLEAVE)" >&2; exit 2; }
 if ((perf)); then
   command -v perf >/dev/null 2>&1 || { echo "$bench_name: PERF=1 needs perf (linux-perf)" >&2; exit 2; }
@@ -219,9 +239,11 @@ total=$((nodes + spare))
 ((total <= 250 * 256)) || { echo "$bench_name: at most 64000 addresses" >&2; exit 2; }
 turnpike_ensure_packages "${TURNPIKE_BENCH_DEPS[@]}" curl python3
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-for b in "$turnpike_bin" "$fake_bin"; do
+gateway_bins=("$turnpike_bin" "$fake_bin")
+[[ $gateway == floor ]] && gateway_bins=("$floor_bin")
+for b in "${gateway_bins[@]}"; do
   [[ -x $b ]] || { echo "$bench_name: no binary at $b (build/release with -DTURNPIKE_BUILD_BENCH=ON:" \
-    "targets turnpike fake_kube_churn)" >&2; exit 1; }
+    "targets turnpike fake_kube_churn floor_balancer)" >&2; exit 1; }
 done
 
 ncpu=$(nproc)
@@ -298,11 +320,16 @@ done
 ((${#backend_pids[@]} > 0)) || { echo "$bench_name: no nginx worker found" >&2; exit 1; }
 
 # One fake API server and one gateway per run ----------------------------------------------------
-# start_run MODE ROUND: the fake (changing every INTERVAL_MS for churn) and a fresh Turnpike.
+# start_run MODE ROUND: the fake (changing every INTERVAL_MS for churn) and a fresh Turnpike
+# (GATEWAY=floor: start_floor_run).
 start_run() {
   local mode=$1 round=$2 dir=$work/$1-$2 every=0 i paused=0 warm_all=0 restore_arg=0
   mkdir -p "$dir"
   [[ $mode == churn || $mode == paired ]] && every=$interval_ms
+  if [[ $gateway == floor ]]; then
+    start_floor_run "$dir" "$every"
+    return
+  fi
   [[ $mode == paired ]] && paused=1
   ((spares_warm)) && [[ $mode == static ]] && warm_all=1
   ((restore)) && [[ $mode == churn ]] && restore_arg=1
@@ -343,6 +370,31 @@ EOF
   gw_log=$dir/turnpike.log
   gw_url=http://127.0.0.1:$TURNPIKE_PORT/hello
   ((delay_ms > 0)) && gw_url=http://127.0.0.1:$TURNPIKE_PORT
+  fake_out=$dir/fake.out
+}
+
+# start_floor_run DIR EVERY: bench/floor_balancer on the gateway's CPU, rotating every EVERY ms
+# (0: never), its STEP lines where the fake's go and its "new node set stored" lines where the
+# gateway's log goes; a `sleep` stands for the fake (no fake: its figures read 0).
+start_floor_run() {
+  local dir=$1 every=$2 i port=
+  : >"$dir/fake.out"
+  "${proxy_cpus[@]}" "$floor_bin" --ips "$work/ips" --port "$node_port" --nodes "$nodes" --slice "$slice" \
+    --interval-ms "$every" >"$dir/fake.out" 2>"$dir/turnpike.log" &
+  gw_pid=$!
+  started_pids+=("$gw_pid")
+  "${fake_cpus[@]}" sleep 100000 &
+  fake_pid=$!
+  started_pids+=("$fake_pid")
+  for ((i = 0; i < 100; i++)); do
+    port=$(awk '/^LISTENING/ {print $2}' "$dir/fake.out")
+    [[ -n $port ]] && break
+    sleep 0.1
+  done
+  [[ -n $port ]] || { echo "$bench_name: floor_balancer did not start" >&2; cat "$dir/turnpike.log" >&2; exit 1; }
+  gw_log=$dir/turnpike.log
+  gw_url=http://127.0.0.1:$port/hello
+  ((delay_ms > 0)) && gw_url=http://127.0.0.1:$port
   fake_out=$dir/fake.out
 }
 
@@ -617,7 +669,7 @@ run_interleaved_round() {
 }
 
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
-  "(churn$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((restore)) && echo ", RESTORE=1: and its set goes back to the static one")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")$( ((interleave)) && echo ", INTERLEAVE=1: both gateways side by side, measured in $slices turns of $slice_duration each")), $rounds rounds of $( ((interleave)) && echo "$slices x $slice_duration" || echo "$duration") per mode, wrk -t$threads -c$connections" \
+  "(churn$( [[ $gateway == floor ]] && echo ", GATEWAY=floor: the null control, bench/floor_balancer in place of the fake and the gateway")$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((restore)) && echo ", RESTORE=1: and its set goes back to the static one")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")$( ((interleave)) && echo ", INTERLEAVE=1: both gateways side by side, measured in $slices turns of $slice_duration each")), $rounds rounds of $( ((interleave)) && echo "$slices x $slice_duration" || echo "$duration") per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "backends: $backends, pinning: ${proxy_cpus[*]:-off}${FAKE_CPUS:+, fake on CPU $FAKE_CPUS}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
 # Each measured figure: the array of its kept values per mode (space-separated) and the

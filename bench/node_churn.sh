@@ -134,6 +134,12 @@
 #                             columns keep their names: worker = its proxying thread, control and
 #                             fake ~0). Not with SAME, PAIRED, HISTORY, TRIPLE, SPARES_WARM,
 #                             INTERLEAVE, CONTROL_CPUS, CONTROL_SCHED or ACCESS_LOG_FORMAT.
+#                             both: every round runs four: Turnpike static and churn as usual and
+#                             the floor's (fstatic, fchurn), each mode in each place once every
+#                             four rounds; the verdict stays Turnpike's churn/static, and the end
+#                             adds the floor's pooled ratio and Turnpike's over the floor's (its
+#                             share), with a bootstrap over the same rounds for both (a round's
+#                             four runs share its minutes of the host).
 #        TURNPIKE_BIN         gateway (default build/release/src/daemon/turnpike)
 #        FAKE_BIN             default: build/release/bench/fake_kube_churn
 #        PIN=auto             auto|1|0: the gateway on CPU 0; wrk, nginx and the fake on the
@@ -212,13 +218,13 @@ done
   { echo "$bench_name: INTERLEAVE=1 goes alone (not with PAIRED, HISTORY, TRIPLE or SPARES_WARM)" >&2; exit 2; }
 ((interleave && delay_ms > 0)) && { echo "$bench_name: INTERLEAVE=1 runs flat out (DELAY_MS=0)" >&2; exit 2; }
 ((interleave && slices < 1)) && { echo "$bench_name: SLICES must be >= 1" >&2; exit 2; }
-if [[ $gateway == floor ]]; then
+if [[ $gateway == floor || $gateway == both ]]; then
   ((same || paired || history || triple || spares_warm || interleave)) &&
     { echo "$bench_name: GATEWAY=floor runs the plain unpaired design (not SAME, PAIRED, HISTORY, TRIPLE, SPARES_WARM, INTERLEAVE)" >&2; exit 2; }
   [[ -z ${CONTROL_CPUS:-}${CONTROL_SCHED:-}${ACCESS_LOG_FORMAT:-} ]] ||
     { echo "$bench_name: GATEWAY=floor has no control thread or access log" >&2; exit 2; }
 elif [[ $gateway != turnpike ]]; then
-  echo "$bench_name: GATEWAY must be turnpike or floor" >&2; exit 2
+  echo "$bench_name: GATEWAY must be turnpike, floor or both" >&2; exit 2
 fi
 ((perf && interleave)) && { echo "$bench_name: PERF=1 is for runs of one gateway at a time (not INTERLEAVE)" >&2; exit 2; }
 if ((perf)); then
@@ -227,6 +233,7 @@ fi
 perf_runs=()  # PERF=1: LABEL FILE REQUESTS triples, one per sampled process group and run
 all_modes=(static churn)
 ((triple)) && all_modes=(static churn paused)
+[[ $gateway == both ]] && all_modes=(static churn fstatic fchurn)
 max_attempts=${MAX_ATTEMPTS:-$((3 * rounds))}
 [[ $max_attempts =~ ^[0-9]+$ ]] || { echo "$bench_name: MAX_ATTEMPTS must be a whole number" >&2; exit 2; }
 [[ $steal_max == off || $steal_max =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
@@ -241,6 +248,7 @@ turnpike_ensure_packages "${TURNPIKE_BENCH_DEPS[@]}" curl python3
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 gateway_bins=("$turnpike_bin" "$fake_bin")
 [[ $gateway == floor ]] && gateway_bins=("$floor_bin")
+[[ $gateway == both ]] && gateway_bins+=("$floor_bin")
 for b in "${gateway_bins[@]}"; do
   [[ -x $b ]] || { echo "$bench_name: no binary at $b (build/release with -DTURNPIKE_BUILD_BENCH=ON:" \
     "targets turnpike fake_kube_churn floor_balancer)" >&2; exit 1; }
@@ -325,8 +333,8 @@ done
 start_run() {
   local mode=$1 round=$2 dir=$work/$1-$2 every=0 i paused=0 warm_all=0 restore_arg=0
   mkdir -p "$dir"
-  [[ $mode == churn || $mode == paired ]] && every=$interval_ms
-  if [[ $gateway == floor ]]; then
+  [[ $mode == churn || $mode == paired || $mode == fchurn ]] && every=$interval_ms
+  if [[ $gateway == floor || $mode == fstatic || $mode == fchurn ]]; then
     start_floor_run "$dir" "$every"
     return
   fi
@@ -669,7 +677,7 @@ run_interleaved_round() {
 }
 
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
-  "(churn$( [[ $gateway == floor ]] && echo ", GATEWAY=floor: the null control, bench/floor_balancer in place of the fake and the gateway")$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((restore)) && echo ", RESTORE=1: and its set goes back to the static one")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")$( ((interleave)) && echo ", INTERLEAVE=1: both gateways side by side, measured in $slices turns of $slice_duration each")), $rounds rounds of $( ((interleave)) && echo "$slices x $slice_duration" || echo "$duration") per mode, wrk -t$threads -c$connections" \
+  "(churn$( [[ $gateway == floor ]] && echo ", GATEWAY=floor: the null control, bench/floor_balancer in place of the fake and the gateway")$( [[ $gateway == both ]] && echo ", GATEWAY=both: Turnpike and the null control (fstatic, fchurn) in every round")$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((restore)) && echo ", RESTORE=1: and its set goes back to the static one")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")$( ((interleave)) && echo ", INTERLEAVE=1: both gateways side by side, measured in $slices turns of $slice_duration each")), $rounds rounds of $( ((interleave)) && echo "$slices x $slice_duration" || echo "$duration") per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
   "backends: $backends, pinning: ${proxy_cpus[*]:-off}${FAKE_CPUS:+, fake on CPU $FAKE_CPUS}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
 # Each measured figure: the array of its kept values per mode (space-separated) and the
@@ -700,6 +708,14 @@ while ((kept < rounds)); do
       3) modes=(static paused churn) ;;
       0) modes=(churn paused static) ;;
     esac
+  elif [[ $gateway == both ]]; then
+    # Each mode in each place once every four rounds; a proxy's two runs side by side.
+    case $((round % 4)) in
+      1) modes=(static churn fchurn fstatic) ;;
+      2) modes=(fstatic fchurn churn static) ;;
+      3) modes=(churn static fstatic fchurn) ;;
+      0) modes=(fchurn fstatic static churn) ;;
+    esac
   elif ((round % 2)); then
     modes=(static churn)
   else
@@ -708,6 +724,7 @@ while ((kept < rounds)); do
   # The runs of the round's churning gateway, in order (TRIPLE: two; otherwise its one).
   gw_modes=()
   for mode in "${modes[@]}"; do [[ $mode == static ]] || gw_modes+=("$mode"); done
+  [[ $gateway == both ]] && gw_modes=(churn)
   if ((interleave)); then
     gw_modes=(churn)
     run_interleaved_round "$round"
@@ -785,6 +802,9 @@ while ((kept < rounds)); do
     p99_ratios+="$(awk -v a="${this_round[p99 churn]}" -v b="${this_round[p99 static]}" \
       'BEGIN {printf "%.1f", 1000 * a / b}') "
     echo "${this_round[qfiles static]} ${this_round[qfiles churn]}" >>"$work/pooled-rounds.txt"
+    if [[ $gateway == both ]]; then
+      echo "${this_round[qfiles fstatic]} ${this_round[qfiles fchurn]}" >>"$work/floor-pooled-rounds.txt"
+    fi
   else
     history_ratios+="$(awk -v a="${this_round[p99 paused]}" -v b="${this_round[p99 static]}" \
       'BEGIN {printf "%.4f", a / b}') "
@@ -900,6 +920,16 @@ if [[ -n ${rps[churn]:-} && -n ${rps[static]:-} ]]; then
   done
   echo "  (wrk_cpu: the gateway's worker; sirq_gw / sirq_load: softirq time on the gateway's CPU /" \
     "on wrk's and the backend's; wait_*: time runnable but not running)"
+fi
+if [[ $gateway == both ]]; then
+  read -r f_ratio f_low f_high f_static f_churn _ < <(pooled_quantile_ratio "$work/floor-pooled-rounds.txt" 99)
+  echo "the floor (bench/floor_balancer, the same rotation with no gateway), p99 fchurn/fstatic, pooled:" \
+    "${f_ratio}x (fstatic $f_static ms, fchurn $f_churn ms; 90% bootstrap interval over rounds" \
+    "${f_low}-${f_high}); errors fstatic ${errs[fstatic]:-0}, fchurn ${errs[fchurn]:-0}"
+  read -r share s_low s_high _ < <(python3 "$turnpike_loadtest_dir/quantiles.py" share \
+    "$work/pooled-rounds.txt" "$work/floor-pooled-rounds.txt" 99 paired)
+  echo "Turnpike's churn/static over the floor's (its share of the excess), pooled: ${share}x" \
+    "(90% bootstrap interval over the same rounds ${s_low}-${s_high})"
 fi
 if ((${#perf_runs[@]} > 0)); then
   echo

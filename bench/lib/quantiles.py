@@ -5,9 +5,10 @@
   quantiles.py pooled LIST [P]    the P-th percentile (default 99) over every request of the "B"
                                   runs against the same over the "A" runs, with a 90% interval:
                                   "ratio low high a_ms b_ms rounds" (pooled_quantile_ratio)
-  quantiles.py share LIST_X LIST_Y [P]  X's pooled ratio over Y's, with a 90% interval from
-                                  resampling each LIST's rounds apart: "share low high x y"
-                                  (the gateway's node churn against a null proxy's)
+  quantiles.py share LIST_X LIST_Y [P [paired]]  X's pooled ratio over Y's, with a 90% interval
+                                  from resampling each LIST's rounds apart (paired: the same rounds
+                                  for both): "share low high x y" (the gateway's node churn
+                                  against a null proxy's)
 
 A quantile file: "requests N", then "P US" lines (P% of the run's requests took at most US
 microseconds). A run's share of requests at or below a latency is read from its own quantiles and
@@ -123,17 +124,23 @@ def pooled(list_path, pct):
     print("%.3f" % (pb / pa), low, high, "%.3f" % (pa / 1000), "%.3f" % (pb / 1000), len(p.rounds))
 
 
-def share(list_x, list_y, pct):
-    """"share low high x y": X's pooled ratio over Y's (two runs of the bench, e.g. the gateway's
-    and a null proxy's), with a 90% interval from 2,000 bootstrap resamples of each run's rounds
-    apart (the two runs share no rounds)."""
+def share(list_x, list_y, pct, paired):
+    """"share low high x y": X's pooled ratio over Y's (e.g. the gateway's and a null proxy's),
+    with a 90% interval from 2,000 bootstrap resamples of the rounds: each LIST's apart when they
+    come from two runs of the bench, or the same round numbers for both when `paired` (line N of
+    each LIST from the same round)."""
     x, y = Pooled(list_x, pct), Pooled(list_y, pct)
-    if len(x.rounds) < 2 or len(y.rounds) < 2:
+    if len(x.rounds) < 2 or len(y.rounds) < 2 or (paired and x.rounds != y.rounds):
         print("- - - - -")
         return
     rng = random.Random(12345)
-    dx, dy = x.resamples(rng), y.resamples(rng)
-    shares = sorted(x.ratio(next(dx)) / y.ratio(next(dy)) for _ in range(2000))
+    dx = x.resamples(rng)
+    dy = dx if paired else y.resamples(rng)
+    shares = []
+    for _ in range(2000):
+        sx = next(dx)
+        shares.append(x.ratio(sx) / y.ratio(sx if paired else next(dy)))
+    shares.sort()
     rx, ry = x.ratio(x.rounds), y.ratio(y.rounds)
     print("%.3f %.3f %.3f %.3f %.3f" % (rx / ry, shares[100], shares[1899], rx, ry))
 
@@ -143,7 +150,8 @@ if __name__ == "__main__":
         merge(sys.argv[2:])
     elif len(sys.argv) in (3, 4) and sys.argv[1] == "pooled":
         pooled(sys.argv[2], float(sys.argv[3]) / 100 if len(sys.argv) == 4 else 0.99)
-    elif len(sys.argv) in (4, 5) and sys.argv[1] == "share":
-        share(sys.argv[2], sys.argv[3], float(sys.argv[4]) / 100 if len(sys.argv) == 5 else 0.99)
+    elif len(sys.argv) in (4, 5, 6) and sys.argv[1] == "share":
+        share(sys.argv[2], sys.argv[3], float(sys.argv[4]) / 100 if len(sys.argv) >= 5 else 0.99,
+              len(sys.argv) == 6 and sys.argv[5] == "paired")
     else:
         sys.exit(__doc__)

@@ -89,6 +89,17 @@ size_t MessageLength(std::string_view s, bool request) {
   return end + 4 + body <= s.size() ? end + 4 + body : 0;
 }
 
+// Reads what `fd` has into buf[*len..kBuf): kMore (read some), kNothing (would block), or
+// kClosed (end of stream, an error, or a full buffer: a message larger than it).
+enum class Read : uint8_t { kMore, kNothing, kClosed };
+Read ReadMore(int fd, char* buf, size_t* len) {
+  const ssize_t r = read(fd, buf + *len, kBuf - *len);
+  if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) || *len == kBuf) return Read::kClosed;
+  if (r < 0) return Read::kNothing;
+  *len += static_cast<size_t>(r);
+  return Read::kMore;
+}
+
 enum class Kind : uint8_t { kListener, kTimer, kClient, kUpstream };
 
 struct Conn {
@@ -228,13 +239,12 @@ class Balancer {
   }
 
   void OnClient(Client* c) {
-    const ssize_t r = read(c->fd, c->in + c->in_len, kBuf - c->in_len);
-    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) || c->in_len == kBuf) {
+    const Read r = ReadMore(c->fd, c->in, &c->in_len);
+    if (r == Read::kClosed) {
       CloseClient(c);
       return;
     }
-    if (r < 0) return;
-    c->in_len += static_cast<size_t>(r);
+    if (r == Read::kNothing) return;
     if (c->upstream != nullptr) return;  // one request at a time (wrk does not pipeline)
     c->request_len = MessageLength(std::string_view(c->in, c->in_len), true);
     if (c->request_len == 0) return;
@@ -317,13 +327,12 @@ class Balancer {
       CloseUpstream(u);
       return;
     }
-    const ssize_t r = read(u->fd, c->out + c->out_len, kBuf - c->out_len);
-    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) || c->out_len == kBuf) {
+    const Read r = ReadMore(u->fd, c->out, &c->out_len);
+    if (r == Read::kClosed) {
       CloseClient(c);
       return;
     }
-    if (r < 0) return;
-    c->out_len += static_cast<size_t>(r);
+    if (r == Read::kNothing) return;
     const size_t m = MessageLength(std::string_view(c->out, c->out_len), false);
     if (m == 0) return;
     // The answer is complete: the connection goes back to its address's stack, the answer on.

@@ -346,13 +346,8 @@ start_run() {
     --port "${fake_port:-$node_port}" --interval-ms "$every" --same "$same" --paused "$paused" --warm-all "$warm_all" --restore "$restore_arg" >"$dir/fake.out" 2>"$dir/fake.err" &
   fake_pid=$!
   started_pids+=("$fake_pid")
-  kube_port=
-  for ((i = 0; i < 100; i++)); do
-    kube_port=$(awk '/^LISTENING/ {print $2}' "$dir/fake.out")
-    [[ -n $kube_port ]] && break
-    sleep 0.1
-  done
-  [[ -n $kube_port ]] || { echo "$bench_name: fake did not start" >&2; cat "$dir/fake.err" >&2; exit 1; }
+  listening_port "$dir/fake.out" fake "$dir/fake.err"
+  kube_port=$REPLY
   cat >"$dir/apisix.yaml" <<EOF
 routes:
   - id: hello
@@ -376,16 +371,38 @@ EOF
     *) echo "$bench_name: CONTROL_SCHED must be idle or empty" >&2; exit 2 ;;
   esac
   gw_log=$dir/turnpike.log
-  gw_url=http://127.0.0.1:$TURNPIKE_PORT/hello
-  ((delay_ms > 0)) && gw_url=http://127.0.0.1:$TURNPIKE_PORT
+  set_gateway_url "$TURNPIKE_PORT"
   fake_out=$dir/fake.out
+}
+
+# listening_port OUT WHAT ERR: REPLY = the port of the "LISTENING <port>" line a process started
+# in the background writes to OUT (the fake's, the floor's), waited for up to 10 s; else exits
+# saying WHAT did not start, with its ERR file.
+listening_port() {
+  local i
+  REPLY=
+  for ((i = 0; i < 100; i++)); do
+    REPLY=$(awk '/^LISTENING/ {print $2}' "$1")
+    [[ -n $REPLY ]] && return
+    sleep 0.1
+  done
+  echo "$bench_name: $2 did not start" >&2
+  cat "$3" >&2
+  exit 1
+}
+
+# set_gateway_url PORT: wrk's URL for a proxy on PORT (paced.lua names its own path).
+set_gateway_url() {
+  gw_url=http://127.0.0.1:$1/hello
+  ((delay_ms > 0)) && gw_url=http://127.0.0.1:$1
+  return 0
 }
 
 # start_floor_run DIR EVERY: bench/floor_balancer on the gateway's CPU, rotating every EVERY ms
 # (0: never), its STEP lines where the fake's go and its "new node set stored" lines where the
 # gateway's log goes; a `sleep` stands for the fake (no fake: its figures read 0).
 start_floor_run() {
-  local dir=$1 every=$2 i port=
+  local dir=$1 every=$2
   : >"$dir/fake.out"
   "${proxy_cpus[@]}" "$floor_bin" --ips "$work/ips" --port "$node_port" --nodes "$nodes" --slice "$slice" \
     --interval-ms "$every" >"$dir/fake.out" 2>"$dir/turnpike.log" &
@@ -394,15 +411,9 @@ start_floor_run() {
   "${fake_cpus[@]}" sleep 100000 &
   fake_pid=$!
   started_pids+=("$fake_pid")
-  for ((i = 0; i < 100; i++)); do
-    port=$(awk '/^LISTENING/ {print $2}' "$dir/fake.out")
-    [[ -n $port ]] && break
-    sleep 0.1
-  done
-  [[ -n $port ]] || { echo "$bench_name: floor_balancer did not start" >&2; cat "$dir/turnpike.log" >&2; exit 1; }
+  listening_port "$dir/fake.out" floor_balancer "$dir/turnpike.log"
   gw_log=$dir/turnpike.log
-  gw_url=http://127.0.0.1:$port/hello
-  ((delay_ms > 0)) && gw_url=http://127.0.0.1:$port
+  set_gateway_url "$REPLY"
   fake_out=$dir/fake.out
 }
 

@@ -12,7 +12,8 @@
 // the set's entries in turn (a round robin whose position goes on over a change, as Turnpike's).
 //
 // One worker thread (the main thread only waits, so the bench reads the worker as the busiest
-// thread that is not the main one), level-triggered epoll and read(2)/send(2) as libuv's.
+// thread that is not the main one), level-triggered epoll and read(2)/send(2) as libuv's, and
+// a loop turn's sends made together after its last event, as Turnpike's WriteBatch makes them.
 // Upstream connections are kept per address (idle ones on a stack, opened on first need with a
 // non-blocking connect) and reused with keep-alive. A request head (a GET, no body) is forwarded
 // as received once its blank line is in; an answer (head + Content-Length body) is forwarded
@@ -182,6 +183,7 @@ class Balancer {
           case Kind::kUpstream: OnUpstream(static_cast<Upstream*>(c), events[i].events); break;
         }
       }
+      FlushSends();
       for (Client* c : dead_) delete c;  // after the turn: later events may name it
       dead_.clear();
     }
@@ -288,15 +290,32 @@ class Balancer {
     return u;
   }
 
-  void SendRequest(Upstream* u) {
-    Client* c = u->client;
-    if (send(u->fd, c->in, c->request_len, MSG_NOSIGNAL) != static_cast<ssize_t>(c->request_len)) {
-      CloseClient(c);  // closes u too
-      return;
+  // A request or an answer goes out after the turn's last event, with the turn's other sends,
+  // as Turnpike's WriteBatch sends them (and floor_proxy's epollbatch).
+  void SendRequest(Upstream* u) { pending_.push_back({u->client, true, u->client->request_len}); }
+
+  void FlushSends() {
+    for (const Pending& p : pending_) {
+      Client* c = p.client;
+      if (c->fd < 0) continue;  // closed later in the turn
+      if (p.request) {
+        if (send(c->upstream->fd, c->in, p.len, MSG_NOSIGNAL) != static_cast<ssize_t>(p.len)) {
+          CloseClient(c);  // closes its upstream too
+          continue;
+        }
+        std::memmove(c->in, c->in + p.len, c->in_len - p.len);
+        c->in_len -= p.len;
+        c->request_len = 0;
+        continue;
+      }
+      if (send(c->fd, c->out, p.len, MSG_NOSIGNAL) != static_cast<ssize_t>(p.len)) {
+        CloseClient(c);
+        continue;
+      }
+      c->out_len = 0;
+      if (c->in_len > 0) OnClientBuffered(c);
     }
-    std::memmove(c->in, c->in + c->request_len, c->in_len - c->request_len);
-    c->in_len -= c->request_len;
-    c->request_len = 0;
+    pending_.clear();
   }
 
   void OnUpstream(Upstream* u, uint32_t events) {
@@ -339,12 +358,7 @@ class Balancer {
     u->client = nullptr;
     c->upstream = nullptr;
     idle_[u->address].push_back(u);
-    if (send(c->fd, c->out, m, MSG_NOSIGNAL) != static_cast<ssize_t>(m)) {
-      CloseClient(c);
-      return;
-    }
-    c->out_len = 0;
-    if (c->in_len > 0) OnClientBuffered(c);
+    pending_.push_back({c, false, m});
   }
 
   // A request that came in while the last one was at the upstream (not wrk's traffic).
@@ -366,6 +380,12 @@ class Balancer {
   Conn listener_{};
   Conn timer_{};
   std::vector<Client*> dead_;
+  struct Pending {
+    Client* client;
+    bool request;  // to the client's upstream; else the answer to the client
+    size_t len;
+  };
+  std::vector<Pending> pending_;  // the turn's sends, in the order they were made
 };
 
 }  // namespace

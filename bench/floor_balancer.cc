@@ -176,6 +176,7 @@ class Balancer {
       const int n = epoll_wait(ep_, events, 1024, -1);
       for (int i = 0; i < n; ++i) {
         auto* c = static_cast<Conn*>(events[i].data.ptr);
+        if (c->fd < 0) continue;  // closed earlier in this turn (freed after it)
         switch (c->kind) {
           case Kind::kListener: Accept(); break;
           case Kind::kTimer: Rotate(); break;
@@ -186,6 +187,8 @@ class Balancer {
       FlushSends();
       for (Client* c : dead_) delete c;  // after the turn: later events may name it
       dead_.clear();
+      for (Upstream* u : dead_upstreams_) delete u;
+      dead_upstreams_.clear();
     }
   }
 
@@ -232,12 +235,16 @@ class Balancer {
     dead_.push_back(c);
   }
 
-  // Closes an upstream connection that is not on an idle stack.
+  // Closes an upstream connection that is not on an idle stack; freed after the turn, as a
+  // client is (an event later in this turn may name it: wrk closing a connection whose answer
+  // is in).
   void CloseUpstream(Upstream* u) {
     epoll_ctl(ep_, EPOLL_CTL_DEL, u->fd, nullptr);
     close(u->fd);
+    u->fd = -1;
     if (u->client != nullptr) u->client->upstream = nullptr;
-    delete u;
+    u->client = nullptr;
+    dead_upstreams_.push_back(u);
   }
 
   void OnClient(Client* c) {
@@ -380,6 +387,7 @@ class Balancer {
   Conn listener_{};
   Conn timer_{};
   std::vector<Client*> dead_;
+  std::vector<Upstream*> dead_upstreams_;
   struct Pending {
     Client* client;
     bool request;  // to the client's upstream; else the answer to the client

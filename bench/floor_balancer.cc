@@ -305,22 +305,19 @@ class Balancer {
     for (const Pending& p : pending_) {
       Client* c = p.client;
       if (c->fd < 0) continue;  // closed later in the turn
+      const int to = p.request ? c->upstream->fd : c->fd;
+      if (send(to, p.request ? c->in : c->out, p.len, MSG_NOSIGNAL) != static_cast<ssize_t>(p.len)) {
+        CloseClient(c);  // closes its upstream too
+        continue;
+      }
       if (p.request) {
-        if (send(c->upstream->fd, c->in, p.len, MSG_NOSIGNAL) != static_cast<ssize_t>(p.len)) {
-          CloseClient(c);  // closes its upstream too
-          continue;
-        }
         std::memmove(c->in, c->in + p.len, c->in_len - p.len);
         c->in_len -= p.len;
         c->request_len = 0;
-        continue;
+      } else {
+        c->out_len = 0;
+        if (c->in_len > 0) OnClientBuffered(c);
       }
-      if (send(c->fd, c->out, p.len, MSG_NOSIGNAL) != static_cast<ssize_t>(p.len)) {
-        CloseClient(c);
-        continue;
-      }
-      c->out_len = 0;
-      if (c->in_len > 0) OnClientBuffered(c);
     }
     pending_.clear();
   }

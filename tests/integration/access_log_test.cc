@@ -4,6 +4,7 @@
 // variables everything else reads, so $upstream_addr is the resolved address of every
 // attempt, not the configured host.
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -132,6 +133,15 @@ routes:
 
   std::vector<std::string> lines = Lines(2 + kRetried);
   ASSERT_EQ(lines.size(), 2u + kRetried) << ReadFile(log_path());
+  // Each connection may have gone to a different worker, each writing its own lines: the
+  // order in the file is the order of the writes, so lines are told apart by their request:
+  // /hello first, the /status ones next, /nothing last.
+  auto rank = [](const std::string& l) {
+    if (l.find("|GET /hello") != std::string::npos) return 0;
+    return l.find("|GET /nothing") != std::string::npos ? 2 : 1;
+  };
+  std::stable_sort(lines.begin(), lines.end(),
+                   [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
   std::vector<std::vector<std::string>> f;
   for (const std::string& l : lines) {
     f.push_back(Split(l, '|'));

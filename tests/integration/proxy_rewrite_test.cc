@@ -225,6 +225,8 @@ TEST_F(ProxyRewriteTest, HostFollowsPassHost) {
 TEST_F(ProxyRewriteTest, AccessLogSeesTheNewUri) {
   ASSERT_NO_FATAL_FAILURE(StartProxy());
   UpstreamGet("/api/v3/x?k=1");
+  // Each request waits for its line: two workers may otherwise write in either order.
+  ASSERT_EQ(LogLines(1).size(), 1u);
   UpstreamGet("/tpl?who=a");
   std::vector<std::string> lines = LogLines(2);
   ASSERT_EQ(lines.size(), 2u);

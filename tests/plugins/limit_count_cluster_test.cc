@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "plugins/limit_count/cluster_link.h"
 #include "plugins/limit_count/cluster_slot.h"
+#include "support/net.h"
 #include "support/redis_cluster.h"
 
 namespace turnpike::plugins::limit_count {
@@ -134,6 +135,27 @@ class ClusterLinkTest : public ::testing::Test {
   Recorder recorder_;
   std::vector<std::unique_ptr<ClusterLink>> links_;
 };
+
+// The test support itself: a node whose port another process took meanwhile (parallel tests
+// pick ports the same way) starts on another one, with a bus port chosen again too, and the
+// cluster forms on the ports it really has.
+TEST(RedisClusterSupportTest, ANodeWhosePortWasTakenStartsOnAnother) {
+  if (!RedisServer::Available()) GTEST_SKIP() << "redis-server is not installed";
+  RedisCluster cluster(1);
+  const int planned = cluster.port(0);
+  const int planned_bus = cluster.bus_port(0);
+  int bound = 0;
+  int fd = turnpike::testing::ListenLoopback(planned, &bound);
+  int bus_fd = turnpike::testing::ListenLoopback(planned_bus, &bound);
+  ASSERT_GE(fd, 0);
+  ASSERT_GE(bus_fd, 0);
+  EXPECT_TRUE(cluster.Start()) << cluster.error();
+  close(fd);
+  close(bus_fd);
+  EXPECT_NE(cluster.port(0), planned);
+  EXPECT_NE(cluster.bus_port(0), planned_bus);
+  EXPECT_EQ(cluster.Addresses().front(), "127.0.0.1:" + std::to_string(cluster.port(0)));
+}
 
 TEST_F(ClusterLinkTest, SlotsAgreeWithTheCluster) {
   for (std::string key : {"foo", "bar", "plugin-limit-count:v1:/apisix/routes/1:123:10.0.0.1",

@@ -27,11 +27,16 @@ RedisServer::~RedisServer() {
 bool RedisServer::Available() { return access(kServer, X_OK) == 0 && access(kCli, X_OK) == 0; }
 
 bool RedisServer::Start(const std::vector<std::string>& extra) {
+  return StartWith([&extra](int) { return extra; });
+}
+
+bool RedisServer::StartWith(const std::function<std::vector<std::string>(int port)>& extra) {
   return Launch([&extra](int port) {
     std::vector<std::string> args = {"--port", std::to_string(port), "--bind", "127.0.0.1",
                                      "--save", "", "--appendonly", "no", "--daemonize", "no",
                                      "--protected-mode", "no"};
-    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<std::string> more = extra(port);
+    args.insert(args.end(), more.begin(), more.end());
     return args;
   });
 }

@@ -27,6 +27,9 @@ class RedisServer {
   // Starts redis-server (again, after Kill()) and waits until it answers PING. False with
   // error() when it could not. `extra` goes on the command line ("--replicaof", ...).
   bool Start(const std::vector<std::string>& extra = {});
+  // The same, with `extra` made for each port tried (when the first is taken, the retry's
+  // arguments may name the new port, or other ports the same race may have taken).
+  bool StartWith(const std::function<std::vector<std::string>(int port)>& extra);
   // Starts a sentinel instead, monitoring `name` at 127.0.0.1:`master_port` with a quorum of
   // one and quick failure detection (down after 500 ms).
   bool StartSentinel(int master_port, const std::string& name);

@@ -34,6 +34,15 @@ std::vector<std::string> RedisCluster::ServerArgs(int i) const {
   return args;
 }
 
+bool RedisCluster::StartNode(int i) {
+  bool retry = false;
+  return node(i).StartWith([this, i, retry](int) mutable {
+    if (retry) bus_ports_[static_cast<size_t>(i)] = FreePort();
+    retry = true;
+    return ServerArgs(i);  // names node(i).port(), already the port being tried
+  });
+}
+
 std::vector<std::string> RedisCluster::Addresses() const {
   std::vector<std::string> out;
   for (int i = 0; i < size(); ++i) out.push_back("127.0.0.1:" + std::to_string(port(i)));
@@ -47,7 +56,7 @@ bool RedisCluster::Start() {
   }
   const int n = size();
   for (int i = 0; i < n; ++i) {
-    if (!node(i).Start(ServerArgs(i))) {
+    if (!StartNode(i)) {
       error_ = "node " + std::to_string(i) + ": " + node(i).error();
       return false;
     }
@@ -154,7 +163,7 @@ int RedisCluster::AddReplica(int master) {
   const int i = size();
   nodes_.push_back(std::make_unique<RedisServer>());
   bus_ports_.push_back(FreePort());
-  if (!node(i).Start(ServerArgs(i))) {
+  if (!StartNode(i)) {
     error_ = "replica: " + node(i).error();
     return -1;
   }
@@ -187,7 +196,7 @@ void RedisCluster::PromoteReplica(int replica, int master) {
 void RedisCluster::Kill(int i) { node(i).Kill(); }
 
 bool RedisCluster::Restart(int i) {
-  if (!node(i).Start(ServerArgs(i))) {
+  if (!StartNode(i)) {
     error_ = node(i).error();
     return false;
   }

@@ -30,6 +30,7 @@ class RedisCluster {
   int size() const { return static_cast<int>(nodes_.size()); }
   RedisServer& node(int i) { return *nodes_[static_cast<size_t>(i)]; }
   int port(int i) const { return nodes_[static_cast<size_t>(i)]->port(); }
+  int bus_port(int i) const { return bus_ports_[static_cast<size_t>(i)]; }
   const std::string& id(int i) const { return ids_[static_cast<size_t>(i)]; }
   // Every node as "127.0.0.1:<port>".
   std::vector<std::string> Addresses() const;
@@ -62,6 +63,9 @@ class RedisCluster {
 
  private:
   std::vector<std::string> ServerArgs(int i) const;
+  // Starts node `i` (first start or restart). A first start whose port was taken retries on
+  // another port and another bus port: the test that took one may hold the other too.
+  bool StartNode(int i);
   // Until every node (or only node `only`) sees every slot served by a node it knows.
   bool WaitUntilFormed(int only);
 

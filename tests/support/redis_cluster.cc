@@ -35,11 +35,9 @@ std::vector<std::string> RedisCluster::ServerArgs(int i) const {
 }
 
 bool RedisCluster::StartNode(int i) {
-  bool retry = false;
-  return node(i).StartWith([this, i, retry](int) mutable {
-    if (retry) bus_ports_[static_cast<size_t>(i)] = FreePort();
-    retry = true;
-    return ServerArgs(i);  // names node(i).port(), already the port being tried
+  return node(i).StartWith([this, i, planned = port(i)](int port) {
+    if (port != planned) bus_ports_[static_cast<size_t>(i)] = FreePort();  // a retry
+    return ServerArgs(i);  // names node(i).port(), already `port`
   });
 }
 

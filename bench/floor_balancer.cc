@@ -11,8 +11,7 @@
 // overwritten in place (no set is built: the cheapest change a proxy can make). Requests go to
 // the set's entries in turn (a round robin whose position goes on over a change, as Turnpike's).
 //
-// One worker thread (the main thread only waits, so the bench reads the worker as the busiest
-// thread that is not the main one), level-triggered epoll and read(2)/send(2) as libuv's, and
+// One worker thread (the bench reads the worker as the busiest thread that is not the main one), level-triggered epoll and read(2)/send(2) as libuv's, and
 // a loop turn's sends made together after its last event, as Turnpike's WriteBatch makes them.
 // Upstream connections are kept per address (idle ones on a stack, opened on first need with a
 // non-blocking connect) and reused with keep-alive. A request head (a GET, no body) is forwarded
@@ -21,11 +20,19 @@
 // failed connect, an upstream that closes with a request on it, or a message larger than the
 // buffer closes the client connection (wrk counts it as an error).
 //
-// Prints "LISTENING <port>" once serving, then "STEP <n>" after each change on stdout, and
+// With --watch-port P the main thread stands where Turnpike's control thread does: it holds a
+// Kubernetes watch of every EndpointSlice open on 127.0.0.1:P (bench/fake_kube_churn, token
+// "churn"), reads every byte of the stream and discards it (no parse, no set), opening it again if
+// it ends. What serving and delivering the watch costs the machine is then in the null too, and
+// the proxy's rotation still runs on its own timer. Without it the main thread only waits.
+//
+// Prints "LISTENING <port>" once serving, "WATCHING" once the watch's first answer head is in
+// (a 200; any other status ends the process), then "STEP <n>" after each change on stdout, and
 // "new node set stored" after each change on stderr (the lines the bench counts for the fake and
 // the gateway). SIGINT or SIGTERM stops it.
 //
 // Usage: floor_balancer --ips FILE --port P --nodes N --slice S [--interval-ms MS] [--listen PORT]
+//                      [--watch-port P]
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -59,7 +66,7 @@ constexpr size_t kBuf = 8192;
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "floor_balancer: %s\nusage: floor_balancer --ips FILE --port P --nodes N --slice S"
-               " [--interval-ms MS] [--listen PORT]\n",
+               " [--interval-ms MS] [--listen PORT] [--watch-port P]\n",
                why);
   exit(2);
 }
@@ -393,11 +400,58 @@ class Balancer {
   std::vector<Pending> pending_;  // the turn's sends, in the order they were made
 };
 
+// Holds the watch open for good, discarding what it reads (--watch-port): one blocking socket,
+// read in 64 KB pieces; a connect that fails or a stream that ends is retried after 100 ms.
+[[noreturn]] void DiscardWatch(int port) {
+  static const char kRequest[] =
+      "GET /apis/discovery.k8s.io/v1/endpointslices?watch=true&allowWatchBookmarks=true"
+      "&timeoutSeconds=3600 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer churn\r\n"
+      "Accept: application/json\r\n\r\n";
+  static char buf[65536];
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool told = false;  // WATCHING printed
+  for (;;) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) Die("socket");
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0 &&
+        send(fd, kRequest, sizeof kRequest - 1, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof kRequest - 1)) {
+      std::string head;  // until its blank line: each answer's status is checked
+      bool checked = false;
+      for (ssize_t r; (r = read(fd, buf, sizeof buf)) != 0;) {
+        if (r < 0) {
+          if (errno == EINTR) continue;
+          break;
+        }
+        if (checked) continue;
+        head.append(buf, static_cast<size_t>(r));
+        if (head.find("\r\n\r\n") == std::string::npos) continue;
+        if (head.compare(0, 12, "HTTP/1.1 200") != 0) {
+          std::fprintf(stderr, "floor_balancer: the watch was answered %.*s\n",
+                       static_cast<int>(head.find("\r\n")), head.c_str());
+          exit(1);
+        }
+        checked = true;
+        if (!told) {
+          std::printf("WATCHING\n");
+          std::fflush(stdout);
+          told = true;
+        }
+      }
+      std::fprintf(stderr, "floor_balancer: the watch ended; watching again\n");
+    }
+    close(fd);
+    usleep(100 * 1000);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string ips_file;
-  long port = 0, nodes = 0, slice = 0, interval_ms = 0, listen_port = 0;
+  long port = 0, nodes = 0, slice = 0, interval_ms = 0, listen_port = 0, watch_port = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (i + 1 >= argc) Usage("every option takes a value");
@@ -415,6 +469,7 @@ int main(int argc, char** argv) {
     else if (arg == "--slice") slice = n;
     else if (arg == "--interval-ms") interval_ms = n;
     else if (arg == "--listen") listen_port = n;
+    else if (arg == "--watch-port") watch_port = n;
     else Usage("unknown option");
   }
   if (ips_file.empty() || port <= 0 || port > 65535 || nodes <= 0 || slice <= 0 || nodes % slice != 0)
@@ -435,6 +490,8 @@ int main(int argc, char** argv) {
                     static_cast<int>(interval_ms), static_cast<int>(listen_port));
   std::printf("LISTENING %d\n", balancer.port());
   std::fflush(stdout);
+  if (watch_port > 65535) Usage("--watch-port must be a port");
   std::thread worker([&balancer] { balancer.Run(); });
+  if (watch_port > 0) DiscardWatch(static_cast<int>(watch_port));
   worker.join();
 }

@@ -140,6 +140,12 @@
 #                             adds the floor's pooled ratio and Turnpike's over the floor's (its
 #                             share), with a bootstrap over the same rounds for both (a round's
 #                             four runs share its minutes of the host).
+#        FLOOR_WATCH=0        1 = the floor's runs start the fake too, as Turnpike's do (on FAKE_CPUS,
+#                             changing on the same timer in fchurn), and the floor's main thread
+#                             holds its watch of every EndpointSlice open, reading and discarding
+#                             each byte: the fake's work and the stream's delivery are then in
+#                             the null as well, and the share charges Turnpike only for what it
+#                             does with the events (parse, sets, the worker's swap)
 #        TURNPIKE_BIN         gateway (default build/release/src/daemon/turnpike)
 #        FAKE_BIN             default: build/release/bench/fake_kube_churn
 #        PIN=auto             auto|1|0: the gateway on CPU 0; wrk, nginx and the fake on the
@@ -194,6 +200,7 @@ slice_duration=${SLICE_DURATION:-1s}
 [[ $slice_duration =~ ^[0-9]+$ ]] && slice_duration=${slice_duration}s
 threads=${THREADS:-1}
 perf=${PERF:-0}
+floor_watch=${FLOOR_WATCH:-0}
 turnpike_bin=${TURNPIKE_BIN:-$root/build/release/src/daemon/turnpike}
 fake_bin=${FAKE_BIN:-$(dirname "$(dirname "$(dirname "$turnpike_bin")")")/bench/fake_kube_churn}
 floor_bin=$(dirname "$fake_bin")/floor_balancer
@@ -206,7 +213,7 @@ backends=${BACKENDS:-wildcard}
   { echo "$bench_name: BACKENDS must be per-address or wildcard" >&2; exit 2; }
 bench_name=node_churn
 
-for v in nodes slice spare interval_ms rounds delay_ms same paired history triple restore spares_warm interleave slices min_rounds perf; do
+for v in nodes slice spare interval_ms rounds delay_ms same paired history triple restore spares_warm interleave slices min_rounds perf floor_watch; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$bench_name: ${v^^} must be a whole number" >&2; exit 2; }
 done
 ((paired && history)) && { echo "$bench_name: HISTORY=1 is for unpaired runs (PAIRED=0)" >&2; exit 2; }
@@ -226,6 +233,9 @@ if [[ $gateway == floor || $gateway == both ]]; then
 elif [[ $gateway != turnpike ]]; then
   echo "$bench_name: GATEWAY must be turnpike, floor or both" >&2; exit 2
 fi
+((floor_watch > 1)) && { echo "$bench_name: FLOOR_WATCH must be 0 or 1" >&2; exit 2; }
+((floor_watch)) && [[ $gateway == turnpike ]] &&
+  { echo "$bench_name: FLOOR_WATCH=1 is for the floor's runs (GATEWAY=floor or both)" >&2; exit 2; }
 ((perf && interleave)) && { echo "$bench_name: PERF=1 is for runs of one gateway at a time (not INTERLEAVE)" >&2; exit 2; }
 if ((perf)); then
   command -v perf >/dev/null 2>&1 || { echo "$bench_name: PERF=1 needs perf (linux-perf)" >&2; exit 2; }
@@ -400,18 +410,41 @@ set_gateway_url() {
 
 # start_floor_run DIR EVERY: bench/floor_balancer on the gateway's CPU, rotating every EVERY ms
 # (0: never), its STEP lines where the fake's go and its "new node set stored" lines where the
-# gateway's log goes; a `sleep` stands for the fake (no fake: its figures read 0).
+# gateway's log goes; a `sleep` stands for the fake (no fake: its figures read 0). FLOOR_WATCH=1:
+# the fake itself, started as for Turnpike (changing every EVERY ms, where FAKE_CPUS says), and
+# the floor's main thread holding its watch open, every byte read and discarded (its own STEP
+# lines go to watch-fake.out: the changes column stays the floor's).
 start_floor_run() {
-  local dir=$1 every=$2
+  local dir=$1 every=$2 watch=()
   : >"$dir/fake.out"
+  if ((floor_watch)); then
+    : >"$dir/watch-fake.out"
+    "${fake_sched[@]}" "${fake_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
+      --port "$node_port" --interval-ms "$every" >"$dir/watch-fake.out" 2>"$dir/fake.err" &
+    fake_pid=$!
+    started_pids+=("$fake_pid")
+    listening_port "$dir/watch-fake.out" fake "$dir/fake.err"
+    watch=(--watch-port "$REPLY")
+  fi
   "${proxy_cpus[@]}" "$floor_bin" --ips "$work/ips" --port "$node_port" --nodes "$nodes" --slice "$slice" \
-    --interval-ms "$every" >"$dir/fake.out" 2>"$dir/turnpike.log" &
+    --interval-ms "$every" "${watch[@]}" >"$dir/fake.out" 2>"$dir/turnpike.log" &
   gw_pid=$!
   started_pids+=("$gw_pid")
-  "${fake_cpus[@]}" sleep 100000 &
-  fake_pid=$!
-  started_pids+=("$fake_pid")
+  if ((!floor_watch)); then
+    "${fake_cpus[@]}" sleep 100000 &
+    fake_pid=$!
+    started_pids+=("$fake_pid")
+  fi
   listening_port "$dir/fake.out" floor_balancer "$dir/turnpike.log"
+  if ((floor_watch)); then
+    local i
+    for ((i = 0; i < 100; i++)); do
+      grep -q '^WATCHING' "$dir/fake.out" && break
+      sleep 0.1
+    done
+    grep -q '^WATCHING' "$dir/fake.out" ||
+      { echo "$bench_name: the floor's watch did not open" >&2; cat "$dir/turnpike.log" >&2; exit 1; }
+  fi
   gw_log=$dir/turnpike.log
   set_gateway_url "$REPLY"
   fake_out=$dir/fake.out
@@ -690,7 +723,7 @@ run_interleaved_round() {
 echo "$bench_name: $nodes nodes (+$spare spare) in slices of $slice, a change every ${interval_ms} ms" \
   "(churn$( [[ $gateway == floor ]] && echo ", GATEWAY=floor: the null control, bench/floor_balancer in place of the fake and the gateway")$( [[ $gateway == both ]] && echo ", GATEWAY=both: Turnpike and the null control (fstatic, fchurn) in every round")$( ((same)) && echo ", SAME=1: slices re-sent unchanged")$( ((paired)) && echo ", PAIRED=1: one gateway per round, churn paused for static")$( ((history)) && echo ", HISTORY=1: the churn mode's changes stop after its warm-up")$( ((restore)) && echo ", RESTORE=1: and its set goes back to the static one")$( ((triple)) && echo ", TRIPLE=1: static, and one churning gateway measured churning and paused")$( ((spares_warm)) && echo ", SPARES_WARM=1: the static gateway connects to every address, then serves NODES")$( ((interleave)) && echo ", INTERLEAVE=1: both gateways side by side, measured in $slices turns of $slice_duration each")), $rounds rounds of $( ((interleave)) && echo "$slices x $slice_duration" || echo "$duration") per mode, wrk -t$threads -c$connections" \
   "$( ((delay_ms > 0)) && echo "paced ($delay_ms ms after each answer)" || echo "flat out")," \
-  "backends: $backends, pinning: ${proxy_cpus[*]:-off}${FAKE_CPUS:+, fake on CPU $FAKE_CPUS}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}"
+  "backends: $backends, pinning: ${proxy_cpus[*]:-off}${FAKE_CPUS:+, fake on CPU $FAKE_CPUS}${CONTROL_CPUS:+, control thread on CPU $CONTROL_CPUS}${CONTROL_SCHED:+, control thread SCHED_${CONTROL_SCHED^^}}$( ((floor_watch)) && echo ", FLOOR_WATCH=1: the floor beside the fake, its watch read and discarded")"
 # Each measured figure: the array of its kept values per mode (space-separated) and the
 # run_wrk variable it comes from. A round's figures wait in this_round ("figure mode") until
 # the round is kept or discarded.

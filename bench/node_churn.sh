@@ -387,17 +387,19 @@ EOF
 
 # listening_port OUT WHAT ERR: REPLY = the port of the "LISTENING <port>" line a process started
 # in the background writes to OUT (the fake's, the floor's), waited for up to 10 s; else exits
-# saying WHAT did not start, with its ERR file.
-listening_port() {
+# saying WHAT did not start, with its ERR file. (await_line OUT WORD WHAT ERR: the same for a
+# line that starts with WORD, REPLY its second field.)
+listening_port() { await_line "$1" LISTENING "$2" "$3"; }
+await_line() {
   local i
   REPLY=
   for ((i = 0; i < 100; i++)); do
-    REPLY=$(awk '/^LISTENING/ {print $2}' "$1")
+    REPLY=$(awk -v w="$2" '$1 == w {print $2 == "" ? "-" : $2; exit}' "$1")
     [[ -n $REPLY ]] && return
     sleep 0.1
   done
-  echo "$bench_name: $2 did not start" >&2
-  cat "$3" >&2
+  echo "$bench_name: $3 did not start" >&2
+  cat "$4" >&2
   exit 1
 }
 
@@ -436,17 +438,10 @@ start_floor_run() {
     started_pids+=("$fake_pid")
   fi
   listening_port "$dir/fake.out" floor_balancer "$dir/turnpike.log"
-  if ((floor_watch)); then
-    local i
-    for ((i = 0; i < 100; i++)); do
-      grep -q '^WATCHING' "$dir/fake.out" && break
-      sleep 0.1
-    done
-    grep -q '^WATCHING' "$dir/fake.out" ||
-      { echo "$bench_name: the floor's watch did not open" >&2; cat "$dir/turnpike.log" >&2; exit 1; }
-  fi
+  local port=$REPLY
+  ((floor_watch)) && await_line "$dir/fake.out" WATCHING "the floor's watch" "$dir/turnpike.log"
   gw_log=$dir/turnpike.log
-  set_gateway_url "$REPLY"
+  set_gateway_url "$port"
   fake_out=$dir/fake.out
 }
 

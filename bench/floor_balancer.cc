@@ -11,8 +11,8 @@
 // overwritten in place (no set is built: the cheapest change a proxy can make). Requests go to
 // the set's entries in turn (a round robin whose position goes on over a change, as Turnpike's).
 //
-// One worker thread (the bench reads the worker as the busiest thread that is not the main one), level-triggered epoll and read(2)/send(2) as libuv's, and
-// a loop turn's sends made together after its last event, as Turnpike's WriteBatch makes them.
+// One worker thread (the bench reads the worker as the busiest thread that is not the main
+// one), level-triggered epoll and read(2)/send(2) as libuv's, and a loop turn's sends made together after its last event, as Turnpike's WriteBatch makes them.
 // Upstream connections are kept per address (idle ones on a stack, opened on first need with a
 // non-blocking connect) and reused with keep-alive. A request head (a GET, no body) is forwarded
 // as received once its blank line is in; an answer (head + Content-Length body) is forwarded
@@ -26,8 +26,8 @@
 // it ends. What serving and delivering the watch costs the machine is then in the null too, and
 // the proxy's rotation still runs on its own timer. Without it the main thread only waits.
 //
-// Prints "LISTENING <port>" once serving, "WATCHING" once the watch's first answer head is in
-// (a 200; any other status ends the process), then "STEP <n>" after each change on stdout, and
+// Prints "LISTENING <port>" once serving, "WATCHING" each time a watch's answer head is in (a
+// 200; any other status ends the process), then "STEP <n>" after each change on stdout, and
 // "new node set stored" after each change on stderr (the lines the bench counts for the fake and
 // the gateway). SIGINT or SIGTERM stops it.
 //
@@ -69,6 +69,14 @@ constexpr size_t kBuf = 8192;
                " [--interval-ms MS] [--listen PORT] [--watch-port P]\n",
                why);
   exit(2);
+}
+
+sockaddr_in Loopback(int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
 }
 
 void NoDelay(int fd) {
@@ -152,10 +160,7 @@ class Balancer {
     listener_.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     int one = 1;
     setsockopt(listener_.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(listen_port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sockaddr_in a = Loopback(listen_port);
     if (bind(listener_.fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) Die("bind");
     if (listen(listener_.fd, 4096) != 0) Die("listen");
     socklen_t len = sizeof a;
@@ -408,11 +413,7 @@ class Balancer {
       "&timeoutSeconds=3600 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer churn\r\n"
       "Accept: application/json\r\n\r\n";
   static char buf[65536];
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool told = false;  // WATCHING printed
+  const sockaddr_in to = Loopback(port);
   for (;;) {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) Die("socket");
@@ -434,11 +435,8 @@ class Balancer {
           exit(1);
         }
         checked = true;
-        if (!told) {
-          std::printf("WATCHING\n");
-          std::fflush(stdout);
-          told = true;
-        }
+        std::printf("WATCHING\n");
+        std::fflush(stdout);
       }
       std::fprintf(stderr, "floor_balancer: the watch ended; watching again\n");
     }
@@ -474,6 +472,7 @@ int main(int argc, char** argv) {
   }
   if (ips_file.empty() || port <= 0 || port > 65535 || nodes <= 0 || slice <= 0 || nodes % slice != 0)
     Usage("--ips, --port, --nodes and --slice are needed; --nodes a multiple of --slice");
+  if (watch_port > 65535) Usage("--watch-port must be a port");
   std::vector<sockaddr_in> addresses;
   std::ifstream in(ips_file);
   for (std::string line; std::getline(in, line);) {
@@ -490,7 +489,6 @@ int main(int argc, char** argv) {
                     static_cast<int>(interval_ms), static_cast<int>(listen_port));
   std::printf("LISTENING %d\n", balancer.port());
   std::fflush(stdout);
-  if (watch_port > 65535) Usage("--watch-port must be a port");
   std::thread worker([&balancer] { balancer.Run(); });
   if (watch_port > 0) DiscardWatch(static_cast<int>(watch_port));
   worker.join();

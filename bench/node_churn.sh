@@ -351,12 +351,8 @@ start_run() {
   [[ $mode == paired ]] && paused=1
   ((spares_warm)) && [[ $mode == static ]] && warm_all=1
   ((restore)) && [[ $mode == churn ]] && restore_arg=1
-  : >"$dir/fake.out"  # exists before the loop below reads it (the job opens it later)
-  "${fake_sched[@]}" "${fake_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
-    --port "${fake_port:-$node_port}" --interval-ms "$every" --same "$same" --paused "$paused" --warm-all "$warm_all" --restore "$restore_arg" >"$dir/fake.out" 2>"$dir/fake.err" &
-  fake_pid=$!
-  started_pids+=("$fake_pid")
-  listening_port "$dir/fake.out" fake "$dir/fake.err"
+  start_fake "$dir/fake.out" "$dir/fake.err" "$every" --port "${fake_port:-$node_port}" --same "$same" \
+    --paused "$paused" --warm-all "$warm_all" --restore "$restore_arg"
   kube_port=$REPLY
   cat >"$dir/apisix.yaml" <<EOF
 routes:
@@ -385,10 +381,24 @@ EOF
   fake_out=$dir/fake.out
 }
 
+# start_fake OUT ERR EVERY ARGS...: the fake, changing every EVERY ms (0: never), where
+# FAKE_CPUS says and as SCHED_IDLE, with ARGS (--port at least) on its command line; fake_pid is
+# set, and REPLY to its port once it listens.
+start_fake() {
+  local out=$1 err=$2 every=$3
+  shift 3
+  : >"$out"  # exists before listening_port reads it (the job opens it later)
+  "${fake_sched[@]}" "${fake_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
+    --interval-ms "$every" "$@" >"$out" 2>"$err" &
+  fake_pid=$!
+  started_pids+=("$fake_pid")
+  listening_port "$out" fake "$err"
+}
+
 # listening_port OUT WHAT ERR: REPLY = the port of the "LISTENING <port>" line a process started
 # in the background writes to OUT (the fake's, the floor's), waited for up to 10 s; else exits
 # saying WHAT did not start, with its ERR file. (await_line OUT WORD WHAT ERR: the same for a
-# line that starts with WORD, REPLY its second field.)
+# line whose first word is WORD, REPLY its second word, or "-" when it has none.)
 listening_port() { await_line "$1" LISTENING "$2" "$3"; }
 await_line() {
   local i
@@ -418,25 +428,19 @@ set_gateway_url() {
 # lines go to watch-fake.out: the changes column stays the floor's).
 start_floor_run() {
   local dir=$1 every=$2 watch=()
-  : >"$dir/fake.out"
   if ((floor_watch)); then
-    : >"$dir/watch-fake.out"
-    "${fake_sched[@]}" "${fake_cpus[@]}" "$fake_bin" --ips "$work/ips" --nodes "$nodes" --slice "$slice" \
-      --port "$node_port" --interval-ms "$every" >"$dir/watch-fake.out" 2>"$dir/fake.err" &
-    fake_pid=$!
-    started_pids+=("$fake_pid")
-    listening_port "$dir/watch-fake.out" fake "$dir/fake.err"
+    start_fake "$dir/watch-fake.out" "$dir/fake.err" "$every" --port "$node_port"
     watch=(--watch-port "$REPLY")
-  fi
-  "${proxy_cpus[@]}" "$floor_bin" --ips "$work/ips" --port "$node_port" --nodes "$nodes" --slice "$slice" \
-    --interval-ms "$every" "${watch[@]}" >"$dir/fake.out" 2>"$dir/turnpike.log" &
-  gw_pid=$!
-  started_pids+=("$gw_pid")
-  if ((!floor_watch)); then
+  else
     "${fake_cpus[@]}" sleep 100000 &
     fake_pid=$!
     started_pids+=("$fake_pid")
   fi
+  : >"$dir/fake.out"
+  "${proxy_cpus[@]}" "$floor_bin" --ips "$work/ips" --port "$node_port" --nodes "$nodes" --slice "$slice" \
+    --interval-ms "$every" "${watch[@]}" >"$dir/fake.out" 2>"$dir/turnpike.log" &
+  gw_pid=$!
+  started_pids+=("$gw_pid")
   listening_port "$dir/fake.out" floor_balancer "$dir/turnpike.log"
   local port=$REPLY
   ((floor_watch)) && await_line "$dir/fake.out" WATCHING "the floor's watch" "$dir/turnpike.log"

@@ -54,14 +54,15 @@
 #include <thread>
 #include <vector>
 
+#include "floor_net.h"
+
 namespace {
 
-constexpr size_t kBuf = 8192;
+using floor_net::Die;
+using floor_net::Loopback;
+using floor_net::NoDelay;
 
-[[noreturn]] void Die(const char* what) {
-  perror(what);
-  exit(1);
-}
+constexpr size_t kBuf = 8192;
 
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
@@ -69,19 +70,6 @@ constexpr size_t kBuf = 8192;
                " [--interval-ms MS] [--listen PORT] [--watch-port P]\n",
                why);
   exit(2);
-}
-
-sockaddr_in Loopback(int port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return a;
-}
-
-void NoDelay(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 // The length of the complete message at the start of `s`, or 0: a request head (no body), or an

@@ -45,7 +45,13 @@
 #include <liburing.h>
 #endif
 
+#include "floor_net.h"
+
 namespace {
+
+using floor_net::Die;
+using floor_net::Loopback;
+using floor_net::NoDelay;
 
 constexpr size_t kBuf = 16384;
 
@@ -67,24 +73,6 @@ struct Pair {
   int inflight = 0;  // io_uring: operations not completed yet
   bool dead = false;
 };
-
-[[noreturn]] void Die(const char* what) {
-  perror(what);
-  exit(1);
-}
-
-void NoDelay(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-sockaddr_in Loopback(int port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return a;
-}
 
 int Listen(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
